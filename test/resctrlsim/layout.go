@@ -1,0 +1,132 @@
+package resctrlsim
+
+import (
+	"fmt"
+	"strings"
+)
+
+// What the kernel puts in each directory of a resctrl mount. The filesystem serves these
+// names; mkdir refuses them at the root.
+
+type fileKind uint8
+
+const (
+	fileTasks fileKind = iota
+	fileCPUs
+	fileCPUsList
+	fileSchemata
+	fileMode
+	fileMonHWID
+	fileCtrlHWID
+	fileCounter
+	fileStatic  // fixed text under info/
+	fileLastCmd // info/last_cmd_status
+)
+
+type dirKind uint8
+
+const (
+	dirGroup     dirKind = iota // a group: the root, a control group or a monitoring group
+	dirMonGroups                // <group>/mon_groups
+	dirMonData                  // <group>/mon_data
+	dirDomain                   // <group>/mon_data/mon_L3_00 and the like
+	dirInfo                     // info
+	dirInfoRes                  // info/L3, info/L3_MON, info/PERF_PKG_MON
+)
+
+// entry is one name in a directory: a file of some kind or a directory of some kind.
+type entry struct {
+	name   string
+	dir    bool
+	file   fileKind
+	sub    dirKind
+	domain string // "L3" or "PERF_PKG" for domains and counters; the resource under info/
+	idx    int    // domain id
+	text   string // content of a static file
+	rw     bool
+}
+
+func groupEntries(kind groupKind, o Options) []entry {
+	es := []entry{
+		{name: "tasks", file: fileTasks, rw: true},
+		{name: "cpus", file: fileCPUs, rw: true},
+		{name: "cpus_list", file: fileCPUsList, rw: true},
+		{name: "mon_data", dir: true, sub: dirMonData},
+	}
+	if kind != kindMon {
+		es = append(es,
+			entry{name: "schemata", file: fileSchemata, rw: true},
+			entry{name: "mode", file: fileMode},
+			entry{name: "mon_groups", dir: true, sub: dirMonGroups})
+	}
+	if kind == kindRoot {
+		es = append(es, entry{name: "info", dir: true, sub: dirInfo})
+	}
+	if o.Debug {
+		es = append(es, entry{name: "mon_hw_id", file: fileMonHWID})
+		if kind != kindMon {
+			es = append(es, entry{name: "ctrl_hw_id", file: fileCtrlHWID})
+		}
+	}
+	return es
+}
+
+func monDataEntries(o Options) []entry {
+	var es []entry
+	for i := range o.L3Domains {
+		es = append(es, entry{name: fmt.Sprintf("mon_L3_%02d", i), dir: true, sub: dirDomain, domain: "L3", idx: i})
+	}
+	for i := range o.PerfPkgDomains {
+		es = append(es, entry{name: fmt.Sprintf("mon_PERF_PKG_%02d", i), dir: true, sub: dirDomain, domain: "PERF_PKG", idx: i})
+	}
+	return es
+}
+
+func domainEntries(domain string, idx int) []entry {
+	names := l3Features()
+	if domain == "PERF_PKG" {
+		names = perfPkgFeatures()
+	}
+	var es []entry
+	for _, n := range names {
+		es = append(es, entry{name: n, file: fileCounter, domain: domain, idx: idx})
+	}
+	return es
+}
+
+func infoEntries(o Options) []entry {
+	es := []entry{
+		{name: "last_cmd_status", file: fileLastCmd},
+		{name: "L3", dir: true, sub: dirInfoRes, domain: "L3"},
+		{name: "L3_MON", dir: true, sub: dirInfoRes, domain: "L3_MON"},
+	}
+	if o.PerfPkgDomains > 0 {
+		es = append(es, entry{name: "PERF_PKG_MON", dir: true, sub: dirInfoRes, domain: "PERF_PKG_MON"})
+	}
+	return es
+}
+
+func infoResEntries(res string, o Options) []entry {
+	static := func(name, text string) entry { return entry{name: name, file: fileStatic, text: text + "\n"} }
+	switch res {
+	case "L3":
+		return []entry{
+			static("cbm_mask", cbmMask),
+			static("min_cbm_bits", "1"),
+			static("num_closids", fmt.Sprint(o.NumCLOSIDs)),
+			static("shareable_bits", "0"),
+		}
+	case "L3_MON":
+		return []entry{
+			static("mon_features", strings.Join(l3Features(), "\n")),
+			static("num_rmids", fmt.Sprint(o.NumRMIDs)),
+			static("max_threshold_occupancy", fmt.Sprint(MaxThresholdOccupancy)),
+		}
+	case "PERF_PKG_MON":
+		return []entry{
+			static("mon_features", strings.Join(perfPkgFeatures(), "\n")),
+			static("num_rmids", fmt.Sprint(o.PerfPkgRMIDs)),
+		}
+	}
+	return nil
+}

@@ -1,0 +1,198 @@
+package resctrlsim
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/hanwen/go-fuse/v2/fs"
+	"github.com/hanwen/go-fuse/v2/fuse"
+	"golang.org/x/sys/unix"
+)
+
+// FSType is the filesystem type a mounted simulator shows in /proc/self/mountinfo
+// ("fuse." + the FUSE subtype), and the source it shows: tools that look for a resctrl mount
+// by type can be told about it.
+const (
+	FSType   = "fuse.resctrl"
+	FSSource = "resctrl"
+)
+
+// Sim is a mounted simulator. Its methods inject faults and show its state; they are safe
+// for concurrent use.
+type Sim struct {
+	Dir    string
+	m      *model
+	host   Host
+	server *fuse.Server
+	stop   chan struct{}
+	wg     sync.WaitGroup
+	once   sync.Once
+	err    error
+}
+
+// ErrPreflight is wrapped by Mount's errors when the host cannot run the simulator at all
+// (no /dev/fuse, not root): tests can skip on it where that is allowed.
+var ErrPreflight = errors.New("resctrlsim cannot run here")
+
+// Mount mounts a simulator on dir, which must exist.
+func Mount(dir string, opts Options) (*Sim, error) {
+	opts = opts.withDefaults()
+	if err := opts.validate(); err != nil {
+		return nil, fmt.Errorf("resctrlsim options: %w", err)
+	}
+	if err := preflight(); err != nil {
+		return nil, err
+	}
+	clearStaleMount(dir)
+	host, err := newProcHost()
+	if err != nil {
+		return nil, fmt.Errorf("resctrlsim on %s: %w", dir, err)
+	}
+	s := &Sim{Dir: dir, m: newModel(opts, host), host: host, stop: make(chan struct{})}
+	zero := time.Duration(0)
+	root := &dirNode{m: s.m, kind: dirGroup}
+	s.server, err = fs.Mount(dir, root, &fs.Options{
+		EntryTimeout:    &zero,
+		AttrTimeout:     &zero,
+		NegativeTimeout: &zero,
+		MountOptions: fuse.MountOptions{
+			FsName:        FSSource,
+			Name:          "resctrl",
+			AllowOther:    true,
+			DirectMount:   true,
+			DisableXAttrs: true,
+			Debug:         os.Getenv("RESCTRLSIM_FUSE_DEBUG") != "",
+		},
+	})
+	if err != nil {
+		host.Close()
+		return nil, fmt.Errorf("resctrlsim: mount %s: %w", dir, err)
+	}
+	s.wg.Add(1)
+	go s.pumpEvents()
+	if opts.SettleInterval > 0 {
+		s.wg.Add(1)
+		go s.settle(opts.SettleInterval)
+	}
+	return s, nil
+}
+
+// preflight says clearly what is missing before anything is mounted.
+func preflight() error {
+	if os.Geteuid() != 0 {
+		return fmt.Errorf("%w: it needs root (mount(2) needs CAP_SYS_ADMIN and the proc connector CAP_NET_ADMIN)", ErrPreflight)
+	}
+	f, err := os.OpenFile("/dev/fuse", os.O_RDWR, 0)
+	if err != nil {
+		return fmt.Errorf("%w: open /dev/fuse: %w (load the fuse module, or give the container the device)", ErrPreflight, err)
+	}
+	return f.Close()
+}
+
+// clearStaleMount detaches a FUSE mount on dir whose server died (every access fails with
+// ENOTCONN), so a crashed earlier run does not block this one.
+func clearStaleMount(dir string) {
+	var st unix.Stat_t
+	if err := unix.Stat(dir, &st); errors.Is(err, unix.ENOTCONN) {
+		_ = unix.Unmount(dir, unix.MNT_DETACH)
+	}
+}
+
+// pumpEvents applies proc events as they arrive, so the kernel's socket buffer never
+// overflows while nobody touches the filesystem.
+func (s *Sim) pumpEvents() {
+	defer s.wg.Done()
+	for {
+		select {
+		case <-s.stop:
+			return
+		default:
+		}
+		if s.host.WaitEvents(100 * time.Millisecond) {
+			s.m.lock()
+			s.m.unlock()
+		}
+	}
+}
+
+func (s *Sim) settle(every time.Duration) {
+	defer s.wg.Done()
+	t := time.NewTicker(every)
+	defer t.Stop()
+	for {
+		select {
+		case <-s.stop:
+			return
+		case <-t.C:
+			s.m.settleAll()
+		}
+	}
+}
+
+// Unmount unmounts the simulator and stops its goroutines. A busy mount is retried, then
+// detached: a simulator never leaves a mount behind.
+func (s *Sim) Unmount() error {
+	s.once.Do(func() {
+		var err error
+		for i := range 20 {
+			if err = s.server.Unmount(); err == nil {
+				break
+			}
+			time.Sleep(time.Duration(i+1) * 10 * time.Millisecond)
+		}
+		if err != nil {
+			if derr := unix.Unmount(s.Dir, unix.MNT_DETACH); derr != nil {
+				err = errors.Join(err, fmt.Errorf("detach: %w", derr))
+			} else {
+				err = nil
+			}
+		}
+		close(s.stop)
+		s.wg.Wait()
+		s.err = errors.Join(err, s.host.Close())
+		if s.err != nil {
+			s.err = fmt.Errorf("resctrlsim: unmount %s: %w", s.Dir, s.err)
+		}
+	})
+	return s.err
+}
+
+// Wait blocks until the filesystem is unmounted, by Unmount or from outside (umount).
+func (s *Sim) Wait() { s.server.Wait() }
+
+// Do carries out a control command; status returns the state as JSON.
+func (s *Sim) Do(c Command) (string, error) {
+	if c.Verb == "status" {
+		b, err := json.Marshal(s.Status())
+		return string(b), err
+	}
+	s.m.applyCommand(c)
+	return "ok", nil
+}
+
+// FailNext makes the next n operations of op fail with errno.
+func (s *Sim) FailNext(op Op, n int, errno syscall.Errno) {
+	s.m.applyCommand(Command{Verb: "fail", Op: op, Count: n, Errno: errno})
+}
+
+// SetLatency makes every op sleep d first; 0 stops it.
+func (s *Sim) SetLatency(op Op, d time.Duration) {
+	s.m.applyCommand(Command{Verb: "latency", Op: op, Delay: d})
+}
+
+// SetCounterState makes counter (a mon_data file name, or "*") read state (Unavailable,
+// Error, Unassigned; "clear" to stop) in group (a path like "mon_groups/x", or "*").
+func (s *Sim) SetCounterState(counter, state, group string) {
+	s.m.applyCommand(Command{Verb: "counter", Counter: counter, State: state, Group: group})
+}
+
+// Reset forgets every group, as a re-mount of resctrl does.
+func (s *Sim) Reset() { s.m.applyCommand(Command{Verb: "reset"}) }
+
+// ClearFaults removes every injected fault.
+func (s *Sim) ClearFaults() { s.m.applyCommand(Command{Verb: "clear"}) }

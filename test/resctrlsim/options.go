@@ -1,0 +1,132 @@
+package resctrlsim
+
+import (
+	"fmt"
+	"time"
+)
+
+// Options configure a simulated resctrl mount. The zero value is completed by withDefaults.
+type Options struct {
+	// NumRMIDs is info/L3_MON/num_rmids. RMID 0 belongs to the root group, so NumRMIDs-1
+	// groups (control and monitoring together) can exist besides it.
+	NumRMIDs int
+	// NumCLOSIDs is info/L3/num_closids; CLOSID 0 belongs to the root group.
+	NumCLOSIDs int
+	// L3Domains is the number of mon_data/mon_L3_NN directories (cache domains, sockets).
+	L3Domains int
+	// PerfPkgDomains is the number of mon_data/mon_PERF_PKG_NN directories (Intel AET).
+	// Zero means no AET: no PERF_PKG domains and no info/PERF_PKG_MON.
+	PerfPkgDomains int
+	// PerfPkgRMIDs is info/PERF_PKG_MON/num_rmids; zero means NumRMIDs. With AET the
+	// number of groups is bounded by the smaller of the two, as the kernel does.
+	PerfPkgRMIDs int
+	// LimboTime is how long a freed RMID stays dirty before it can be reused. While only
+	// dirty RMIDs are free, mkdir fails with EBUSY.
+	LimboTime time.Duration
+	// TaskLists accepts comma-separated ids in one tasks write, as Linux ≥ 6.2 does. The
+	// default (false) is the older kernels' rule: one id per write(2).
+	TaskLists bool
+	// Debug adds mon_hw_id and ctrl_hw_id files to every group, as `mount -o debug`
+	// does on Linux ≥ 6.6, so tests can see which RMID and CLOSID a group holds.
+	Debug bool
+	// SettleInterval is how often the CPU time of every task is charged to its group even
+	// when nobody reads a counter, so a task that exits between reads is not lost. Zero
+	// means the default (250ms); negative disables the ticker.
+	SettleInterval time.Duration
+	// Rates turn CPU time into counter values.
+	Rates Rates
+	// Logf receives the simulator's diagnostics (lost proc events, ambiguous thread
+	// creations). Nil discards them.
+	Logf func(format string, args ...any)
+
+	// now is the clock; tests of pure logic replace it.
+	now func() time.Time
+}
+
+// Rates turn one second of CPU time into counter increments. They are arbitrary but fixed,
+// so tests can compare groups; they do not model a real cache.
+type Rates struct {
+	MBMTotalBytesPerCPUSecond float64 // mbm_total_bytes per CPU second
+	MBMLocalFraction          float64 // mbm_local_bytes as a fraction of mbm_total_bytes
+	LLCBytesPerCPUSecond      float64 // llc_occupancy gained per CPU second, before decay
+	LLCSizeBytes              uint64  // llc_occupancy never exceeds this per domain
+	LLCDecay                  time.Duration
+	JoulesPerCPUSecond        float64 // core_energy per CPU second (a 15 W core)
+	ActivityPerCPUSecond      float64 // activity per CPU second
+}
+
+// MaxThresholdOccupancy is what info/L3_MON/max_threshold_occupancy shows.
+const MaxThresholdOccupancy = 1 << 20
+
+func (o Options) withDefaults() Options {
+	if o.NumRMIDs == 0 {
+		o.NumRMIDs = 64
+	}
+	if o.NumCLOSIDs == 0 {
+		o.NumCLOSIDs = 16
+	}
+	if o.L3Domains == 0 {
+		o.L3Domains = 1
+	}
+	if o.PerfPkgDomains > 0 && o.PerfPkgRMIDs == 0 {
+		o.PerfPkgRMIDs = o.NumRMIDs
+	}
+	if o.SettleInterval == 0 {
+		o.SettleInterval = 250 * time.Millisecond
+	}
+	r := &o.Rates
+	if r.MBMTotalBytesPerCPUSecond == 0 {
+		r.MBMTotalBytesPerCPUSecond = 2e9
+	}
+	if r.MBMLocalFraction == 0 {
+		r.MBMLocalFraction = 0.75
+	}
+	if r.LLCBytesPerCPUSecond == 0 {
+		r.LLCBytesPerCPUSecond = 64 << 20
+	}
+	if r.LLCSizeBytes == 0 {
+		r.LLCSizeBytes = 32 << 20
+	}
+	if r.LLCDecay == 0 {
+		r.LLCDecay = 2 * time.Second
+	}
+	if r.JoulesPerCPUSecond == 0 {
+		r.JoulesPerCPUSecond = 15
+	}
+	if r.ActivityPerCPUSecond == 0 {
+		r.ActivityPerCPUSecond = 1
+	}
+	if o.Logf == nil {
+		o.Logf = func(string, ...any) {}
+	}
+	if o.now == nil {
+		o.now = time.Now
+	}
+	return o
+}
+
+func (o Options) validate() error {
+	switch {
+	case o.NumRMIDs < 1:
+		return fmt.Errorf("num_rmids %d: must be at least 1 (RMID 0 is the root group's)", o.NumRMIDs)
+	case o.NumCLOSIDs < 1:
+		return fmt.Errorf("num_closids %d: must be at least 1 (CLOSID 0 is the root group's)", o.NumCLOSIDs)
+	case o.L3Domains < 1 || o.L3Domains > 100:
+		return fmt.Errorf("l3 domains %d: must be 1..100", o.L3Domains)
+	case o.PerfPkgDomains < 0 || o.PerfPkgDomains > 100:
+		return fmt.Errorf("perf_pkg domains %d: must be 0..100", o.PerfPkgDomains)
+	case o.PerfPkgRMIDs < 0:
+		return fmt.Errorf("perf_pkg num_rmids %d: must not be negative", o.PerfPkgRMIDs)
+	case o.LimboTime < 0:
+		return fmt.Errorf("limbo time %s: must not be negative", o.LimboTime)
+	}
+	return nil
+}
+
+// groupRMIDs is how many RMIDs groups can actually use: with AET both resources must have one.
+func (o Options) groupRMIDs() int {
+	if o.PerfPkgDomains > 0 && o.PerfPkgRMIDs < o.NumRMIDs {
+		return o.PerfPkgRMIDs
+	}
+	return o.NumRMIDs
+}

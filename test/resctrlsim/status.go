@@ -1,0 +1,49 @@
+package resctrlsim
+
+// Status is the simulator's view of itself, for tests and the control socket.
+type Status struct {
+	NumRMIDs     int           `json:"num_rmids"`
+	RMIDsUsed    int           `json:"rmids_used"` // including the root group's
+	RMIDsInLimbo int           `json:"rmids_in_limbo"`
+	Groups       []GroupStatus `json:"groups"`
+	Stats        Stats         `json:"stats"`
+}
+
+// GroupStatus is one group.
+type GroupStatus struct {
+	Path   string `json:"path"` // "" for the root
+	Kind   string `json:"kind"` // root, ctrl, mon
+	RMID   int    `json:"rmid"`
+	CLOSID int    `json:"closid"`
+}
+
+// Status reports every group with its RMID and CLOSID.
+func (s *Sim) Status() Status {
+	m := s.m
+	m.lock()
+	defer m.unlock()
+	st := Status{NumRMIDs: m.opts.groupRMIDs(), RMIDsInLimbo: m.rmids.inLimbo(m.opts.now()), Stats: m.stats}
+	var walk func(g *group)
+	walk = func(g *group) {
+		st.Groups = append(st.Groups, GroupStatus{Path: g.Path(), Kind: [...]string{"root", "ctrl", "mon"}[g.kind], RMID: g.rmid, CLOSID: g.closid})
+		for _, c := range sortedGroups(g.mons) {
+			walk(c)
+		}
+		for _, c := range sortedGroups(g.ctrls) {
+			walk(c)
+		}
+	}
+	walk(m.root)
+	st.RMIDsUsed = len(st.Groups)
+	return st
+}
+
+// RMID returns the RMID of the group at path ("" for the root, "mon_groups/x"), or -1.
+func (s *Sim) RMID(path string) int {
+	for _, g := range s.Status().Groups {
+		if g.Path == path {
+			return g.RMID
+		}
+	}
+	return -1
+}

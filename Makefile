@@ -1,0 +1,55 @@
+# resctrl-mon. `make demo` and `make test` install what they need (test/deps.sh, as root).
+PREFIX    ?= /usr/local
+DESTDIR   ?=
+BINDIR    ?= $(PREFIX)/bin
+GO        ?= go
+GOBIN     := $(shell $(GO) env GOPATH)/bin
+GOLANGCI  := github.com/golangci/golangci-lint/v2/cmd/golangci-lint@v2.15.0
+BIN       := bin
+
+export PATH := /usr/local/go/bin:$(GOBIN):$(PATH)
+
+.PHONY: all build test fuzz bench lint demo install uninstall clean deps
+
+all: build
+
+deps:
+	@bash test/deps.sh
+
+build:
+	$(GO) build ./...
+	$(GO) build -o $(BIN)/resctrlsim ./test/resctrlsim/cmd/resctrlsim
+
+# Every test, the simulator's included: they need root and /dev/fuse, and skip without them
+# unless RESCTRLSIM_REQUIRE=1 (CI sets it, so nothing is skipped there).
+test: deps
+	$(GO) test -race -count=1 ./...
+
+# A short run of every fuzz target (the corpus seeds always run in `make test`).
+FUZZTIME ?= 15s
+fuzz:
+	@for pkg in $$($(GO) list ./...); do \
+	  for f in $$($(GO) test -list '^Fuzz' $$pkg | grep '^Fuzz'); do \
+	    echo "fuzz $$pkg $$f"; $(GO) test -run XXX -fuzz "^$$f$$" -fuzztime $(FUZZTIME) $$pkg || exit 1; \
+	  done; \
+	done
+
+# Benchmarks print ratios against a baseline measured in the same run.
+bench: deps
+	$(GO) test -run XXX -bench . -benchtime 2000x ./...
+
+lint:
+	@command -v golangci-lint >/dev/null 2>&1 || $(GO) install $(GOLANGCI)
+	golangci-lint run ./...
+
+demo: deps build
+	bash test/demo.sh $(BIN)/resctrlsim
+
+install: build
+	install -D -m 0755 $(BIN)/resctrlsim $(DESTDIR)$(BINDIR)/resctrlsim
+
+uninstall:
+	rm -f $(DESTDIR)$(BINDIR)/resctrlsim
+
+clean:
+	rm -rf $(BIN)

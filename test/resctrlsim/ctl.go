@@ -57,7 +57,7 @@ func (s *Sim) serveConn(c net.Conn) {
 		}
 	}
 	if err := sc.Err(); err != nil {
-		fmt.Fprintln(c, "error: "+err.Error())
+		_, _ = fmt.Fprintln(c, "error: "+err.Error())
 	}
 }
 

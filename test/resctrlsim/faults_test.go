@@ -98,7 +98,7 @@ func TestControlSocket(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer stop()
+	defer func() { _ = stop() }()
 	if out, err := resctrlsim.Control(sock, "fail mkdir 1 EBUSY"); err != nil || out != "ok" {
 		t.Fatalf("fail command: %q, %v", out, err)
 	}

@@ -129,8 +129,8 @@ func (d *dirNode) newChild(ctx context.Context, e entry, out *fuse.EntryOut) *fs
 	} else {
 		node = &fileNode{m: d.m, e: e, g: g}
 	}
-	out.Attr.Mode = mode | entryPerm(e)
-	out.Attr.Ino = ino
+	out.Mode = mode | entryPerm(e)
+	out.Ino = ino
 	return d.NewInode(ctx, node, fs.StableAttr{Mode: mode, Ino: ino})
 }
 
@@ -178,7 +178,8 @@ func (d *dirNode) Getattr(ctx context.Context, f fs.FileHandle, out *fuse.AttrOu
 // anywhere else the kernel says EPERM.
 func (d *dirNode) Mkdir(ctx context.Context, name string, mode uint32, out *fuse.EntryOut) (*fs.Inode, syscall.Errno) {
 	mon := d.kind == dirMonGroups
-	if !mon && !(d.kind == dirGroup && d.g == nil) {
+	atRoot := d.kind == dirGroup && d.g == nil
+	if !mon && !atRoot {
 		return nil, syscall.EPERM
 	}
 	d.m.delay(OpMkdir)

@@ -1,6 +1,7 @@
 package resctrlsim
 
 import (
+	"errors"
 	"slices"
 	"syscall"
 	"testing"
@@ -187,11 +188,11 @@ func TestIDPoolLimbo(t *testing.T) {
 	p := newIDPool(3, time.Second)
 	a, _ := p.alloc(now)
 	b, _ := p.alloc(now)
-	if _, err := p.alloc(now); err != syscall.ENOSPC {
+	if _, err := p.alloc(now); !errors.Is(err, syscall.ENOSPC) {
 		t.Fatalf("alloc with none free: %v, want ENOSPC", err)
 	}
 	p.release(a, now)
-	if _, err := p.alloc(now); err != syscall.EBUSY {
+	if _, err := p.alloc(now); !errors.Is(err, syscall.EBUSY) {
 		t.Fatalf("alloc with only a dirty id: %v, want EBUSY", err)
 	}
 	got, err := p.alloc(now.Add(time.Second))

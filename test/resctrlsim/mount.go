@@ -70,7 +70,7 @@ func Mount(dir string, opts Options) (*Sim, error) {
 		},
 	})
 	if err != nil {
-		host.Close()
+		_ = host.Close()
 		return nil, fmt.Errorf("resctrlsim: mount %s: %w", dir, err)
 	}
 	s.wg.Add(1)

@@ -20,11 +20,11 @@ func MountT(t testing.TB, opts Options) *Sim {
 	}
 	sim, err := Mount(dir, opts)
 	if errors.Is(err, ErrPreflight) && os.Getenv("RESCTRLSIM_REQUIRE") != "1" {
-		os.Remove(dir)
+		_ = os.Remove(dir)
 		t.Skip(err)
 	}
 	if err != nil {
-		os.Remove(dir)
+		_ = os.Remove(dir)
 		t.Fatal(err)
 	}
 	t.Cleanup(func() {

@@ -84,7 +84,7 @@ func runMount(c *cli.Context) error {
 		if err != nil {
 			return errors.Join(err, sim.Unmount())
 		}
-		defer stop()
+		defer func() { _ = stop() }()
 	}
 	fmt.Fprintf(os.Stderr, "resctrlsim: mounted on %s\n", dir)
 	sigs := make(chan os.Signal, 1)

@@ -2,6 +2,9 @@
 PREFIX    ?= /usr/local
 DESTDIR   ?=
 BINDIR    ?= $(PREFIX)/bin
+LIBEXECDIR ?= $(PREFIX)/libexec/oci/hooks.d
+HOOKSDIR  ?= /etc/containers/oci/hooks.d
+CONFDIR   ?= /etc/resctrl-mon
 GO        ?= go
 GOBIN     := $(shell $(GO) env GOPATH)/bin
 GOLANGCI  := github.com/golangci/golangci-lint/v2/cmd/golangci-lint@v2.15.0
@@ -19,6 +22,7 @@ deps:
 build:
 	$(GO) build ./...
 	$(GO) build -o $(BIN)/resctrlsim ./test/resctrlsim/cmd/resctrlsim
+	$(GO) build -o $(BIN)/resctrl-mon-hook ./hooks
 
 # Every test, the simulator's included: they need root and /dev/fuse, and skip without them
 # unless RESCTRLSIM_REQUIRE=1 (CI sets it, so nothing is skipped there).
@@ -45,11 +49,21 @@ lint:
 demo: deps build
 	bash test/demo.sh $(BIN)/resctrlsim
 
+# The binary first, the hooks.d JSON second: a JSON whose path does not exist when the
+# runtime loads it is dropped.
 install: build
+	install -D -m 0755 $(BIN)/resctrl-mon-hook $(DESTDIR)$(LIBEXECDIR)/resctrl-mon-hook
 	install -D -m 0755 $(BIN)/resctrlsim $(DESTDIR)$(BINDIR)/resctrlsim
+	install -d $(DESTDIR)$(HOOKSDIR)
+	for f in install/hooks.d/*.json.in; do \
+	  sed 's|@LIBEXECDIR@|$(LIBEXECDIR)|g' $$f > $(DESTDIR)$(HOOKSDIR)/$$(basename $$f .in); \
+	done
+	test -e $(DESTDIR)$(CONFDIR)/config.yaml || install -D -m 0644 install/config.yaml $(DESTDIR)$(CONFDIR)/config.yaml
 
+# The JSON first, then the binary; the config stays (it is the admin's).
 uninstall:
-	rm -f $(DESTDIR)$(BINDIR)/resctrlsim
+	rm -f $(DESTDIR)$(HOOKSDIR)/resctrl-mon-createruntime.json $(DESTDIR)$(HOOKSDIR)/resctrl-mon-poststop.json
+	rm -f $(DESTDIR)$(LIBEXECDIR)/resctrl-mon-hook $(DESTDIR)$(BINDIR)/resctrlsim
 
 clean:
 	rm -rf $(BIN)

@@ -1,0 +1,163 @@
+// Package config is the one configuration of resctrl-mon, shared by the hook, the NRI adapter
+// and the CLI: a YAML file, then environment variables, then flags, each overriding the one
+// before. A bad value is an error naming its key.
+package config
+
+import (
+	"errors"
+	"fmt"
+	"path/filepath"
+	"strings"
+	"time"
+)
+
+// DefaultPath is where the config file is looked for when none is named. A missing file at
+// the default path is fine (defaults apply); a missing file that was named is an error.
+const DefaultPath = "/etc/resctrl-mon/config.yaml"
+
+// Granularity says what gets its own group.
+type Granularity string
+
+const (
+	PerPod       Granularity = "pod"       // all containers of a pod share one group (default)
+	PerContainer Granularity = "container" // every container has its own group
+)
+
+// NoPodPolicy says what happens to a container with no pod identity (plain runc, podman run).
+type NoPodPolicy string
+
+const (
+	NoPodOwnGroup NoPodPolicy = "container" // it gets a group of its own (default)
+	NoPodSkip     NoPodPolicy = "skip"      // it is not monitored
+)
+
+// FailurePolicy says whether a container may start when it could not be placed.
+type FailurePolicy string
+
+const (
+	FailOpen   FailurePolicy = "open"   // start it, log, record the pod as pending (default)
+	FailClosed FailurePolicy = "closed" // refuse to start it, saying why
+)
+
+// Config is the whole configuration. Field names are the YAML keys.
+type Config struct {
+	// ResctrlRoot is where resctrl is mounted.
+	ResctrlRoot string `json:"resctrlRoot"`
+	// StateDir holds the registry of owned groups and the per-pod locks. It should be on
+	// tmpfs: resctrl is in memory too, and both are gone after a reboot.
+	StateDir string `json:"stateDir"`
+	// SnapshotDir receives <group>.begin and <group>.end; empty disables snapshots.
+	SnapshotDir      string   `json:"snapshotDir"`
+	SnapshotMaxAge   Duration `json:"snapshotMaxAge"`
+	SnapshotMaxCount int      `json:"snapshotMaxCount"`
+	// Granularity: "pod" or "container".
+	Granularity Granularity `json:"granularity"`
+	// NoPod: "container" or "skip".
+	NoPod NoPodPolicy `json:"noPod"`
+	// Namespaces filters pods by Kubernetes namespace.
+	Namespaces Filter `json:"namespaces"`
+	// Annotations opt containers in or out.
+	Annotations AnnotationFilter `json:"annotations"`
+	// FailurePolicy: "open" or "closed".
+	FailurePolicy FailurePolicy `json:"failurePolicy"`
+	// Retention is how long a pod's group outlives its last container, so that a
+	// container restarted within it keeps the pod's RMID.
+	Retention Duration `json:"retention"`
+	// Log is "syslog", "stderr" or "file:/path".
+	Log string `json:"log"`
+}
+
+// Filter includes or excludes names. An empty Include means everything.
+type Filter struct {
+	Include []string `json:"include"`
+	Exclude []string `json:"exclude"`
+}
+
+// AnnotationFilter opts containers in or out by annotation.
+type AnnotationFilter struct {
+	// OptIn, when set, monitors only containers whose annotation of that name is "true".
+	OptIn string `json:"optIn"`
+	// OptOut skips containers whose annotation of that name is "true".
+	OptOut string `json:"optOut"`
+}
+
+// Default is the configuration before any file, environment or flag.
+func Default() Config {
+	return Config{
+		ResctrlRoot:      "/sys/fs/resctrl",
+		StateDir:         "/run/resctrl-mon",
+		SnapshotDir:      "/run/resctrl-mon/snapshots",
+		SnapshotMaxAge:   Duration(24 * time.Hour),
+		SnapshotMaxCount: 10000,
+		Granularity:      PerPod,
+		NoPod:            NoPodOwnGroup,
+		FailurePolicy:    FailOpen,
+		Retention:        Duration(5 * time.Minute),
+		Annotations:      AnnotationFilter{OptOut: "resctrl-mon.io/disable"},
+		Log:              "syslog",
+	}
+}
+
+// Validate checks every field and names the key of the first bad one.
+func (c Config) Validate() error {
+	var errs []error
+	bad := func(key string, format string, args ...any) {
+		errs = append(errs, fmt.Errorf("config key %q: %s", key, fmt.Sprintf(format, args...)))
+	}
+	for key, p := range map[string]string{"resctrlRoot": c.ResctrlRoot, "stateDir": c.StateDir} {
+		if p == "" || !filepath.IsAbs(p) {
+			bad(key, "%q is not an absolute path", p)
+		}
+	}
+	if c.SnapshotDir != "" && !filepath.IsAbs(c.SnapshotDir) {
+		bad("snapshotDir", "%q is not an absolute path", c.SnapshotDir)
+	}
+	if c.SnapshotMaxAge < 0 {
+		bad("snapshotMaxAge", "%s is negative", c.SnapshotMaxAge)
+	}
+	if c.SnapshotMaxCount < 0 {
+		bad("snapshotMaxCount", "%d is negative", c.SnapshotMaxCount)
+	}
+	if c.Granularity != PerPod && c.Granularity != PerContainer {
+		bad("granularity", "%q is not one of pod, container", c.Granularity)
+	}
+	if c.NoPod != NoPodOwnGroup && c.NoPod != NoPodSkip {
+		bad("noPod", "%q is not one of container, skip", c.NoPod)
+	}
+	if c.FailurePolicy != FailOpen && c.FailurePolicy != FailClosed {
+		bad("failurePolicy", "%q is not one of open, closed", c.FailurePolicy)
+	}
+	if c.Retention < 0 {
+		bad("retention", "%s is negative", c.Retention)
+	}
+	for key, list := range map[string][]string{"namespaces.include": c.Namespaces.Include, "namespaces.exclude": c.Namespaces.Exclude} {
+		for _, n := range list {
+			if n == "" || strings.ContainsAny(n, "/\x00\n") {
+				bad(key, "%q is not a namespace name", n)
+			}
+		}
+	}
+	if c.Log != "syslog" && c.Log != "stderr" && !strings.HasPrefix(c.Log, "file:/") {
+		bad("log", "%q is not one of syslog, stderr, file:/absolute/path", c.Log)
+	}
+	return errors.Join(errs...)
+}
+
+// Duration is a time.Duration written as "5m" in YAML.
+type Duration time.Duration
+
+func (d Duration) String() string { return time.Duration(d).String() }
+
+// UnmarshalJSON accepts "90s" style strings (YAML is converted to JSON first).
+func (d *Duration) UnmarshalJSON(b []byte) error {
+	s := strings.Trim(string(b), `"`)
+	v, err := time.ParseDuration(s)
+	if err != nil {
+		return fmt.Errorf("%q is not a duration like 90s or 5m", s)
+	}
+	*d = Duration(v)
+	return nil
+}
+
+// MarshalJSON writes the "5m0s" form.
+func (d Duration) MarshalJSON() ([]byte, error) { return []byte(`"` + d.String() + `"`), nil }

@@ -1,0 +1,125 @@
+package config
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+func TestParseOverDefaults(t *testing.T) {
+	t.Parallel()
+	c, err := Parse(strings.NewReader(`
+resctrlRoot: /tmp/r
+retention: 90s
+granularity: container
+namespaces:
+  exclude: [kube-system]
+annotations:
+  optIn: example.com/monitor
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.ResctrlRoot != "/tmp/r" || time.Duration(c.Retention) != 90*time.Second || c.Granularity != PerContainer {
+		t.Errorf("parsed %+v", c)
+	}
+	if c.StateDir != Default().StateDir || c.Annotations.OptOut != Default().Annotations.OptOut {
+		t.Errorf("defaults lost: %+v", c)
+	}
+	if len(c.Namespaces.Exclude) != 1 || c.Annotations.OptIn != "example.com/monitor" {
+		t.Errorf("nested keys: %+v", c)
+	}
+}
+
+func TestBadConfigNamesTheKey(t *testing.T) {
+	t.Parallel()
+	for text, want := range map[string]string{
+		"retentoin: 5m":                "retentoin",
+		"retention: soon":              "duration",
+		"granularity: node":            `"granularity"`,
+		"failurePolicy: maybe":         `"failurePolicy"`,
+		"resctrlRoot: relative/path":   `"resctrlRoot"`,
+		"noPod: drop":                  `"noPod"`,
+		"log: udp://x":                 `"log"`,
+		"snapshotMaxCount: -1":         `"snapshotMaxCount"`,
+		"namespaces: {include: [a/b]}": `"namespaces.include"`,
+		"[1, 2":                        "parse config",
+	} {
+		c, err := Parse(strings.NewReader(text))
+		if err == nil {
+			err = c.Validate()
+		}
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("%q: got %v, want an error naming %s", text, err, want)
+		}
+	}
+	if _, err := Parse(strings.NewReader(strings.Repeat("#", maxFileSize+1))); err == nil {
+		t.Errorf("an oversized config was accepted")
+	}
+}
+
+func TestLoadPrecedence(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	path := filepath.Join(dir, "c.yaml")
+	if err := os.WriteFile(path, []byte("retention: 1m\nstateDir: /tmp/from-file\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	c, err := Load(path, []string{"RESCTRL_MON_RETENTION=2m", "PATH=/bin", "RESCTRL_MON_FAILURE_POLICY=closed"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if time.Duration(c.Retention) != 2*time.Minute || c.StateDir != "/tmp/from-file" || c.FailurePolicy != FailClosed {
+		t.Errorf("precedence: %+v", c)
+	}
+	if err := c.Set("resctrlRoot", "/x"); err != nil || c.ResctrlRoot != "/x" {
+		t.Errorf("Set: %v, %q", err, c.ResctrlRoot)
+	}
+	if _, err := Load(path, []string{"RESCTRL_MON_RETENSION=1m"}); err == nil || !strings.Contains(err.Error(), "RESCTRL_MON_RETENSION") {
+		t.Errorf("unknown variable: %v", err)
+	}
+	if _, err := Load(filepath.Join(dir, "missing.yaml"), nil); err == nil {
+		t.Errorf("a named missing file was accepted")
+	}
+	if EnvName("snapshotMaxAge") != "RESCTRL_MON_SNAPSHOT_MAX_AGE" {
+		t.Errorf("EnvName = %s", EnvName("snapshotMaxAge"))
+	}
+}
+
+func FuzzParse(f *testing.F) {
+	f.Add("retention: 5m\n")
+	f.Add("namespaces: {include: [a]}\nannotations: {optIn: x}\n")
+	f.Add("{}")
+	f.Fuzz(func(t *testing.T, s string) {
+		c, err := Parse(strings.NewReader(s))
+		if err != nil {
+			return
+		}
+		_ = c.Validate() // must not panic whatever was parsed
+	})
+}
+
+// The shipped example states every default: it must parse to exactly Default().
+func TestShippedConfigIsTheDefaults(t *testing.T) {
+	t.Parallel()
+	f, err := os.Open("../../install/config.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	c, err := Parse(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	want := Default()
+	if c.ResctrlRoot != want.ResctrlRoot || c.StateDir != want.StateDir || c.SnapshotDir != want.SnapshotDir ||
+		c.Retention != want.Retention || c.Annotations != want.Annotations || c.Log != want.Log ||
+		c.FailurePolicy != want.FailurePolicy || c.SnapshotMaxAge != want.SnapshotMaxAge || c.SnapshotMaxCount != want.SnapshotMaxCount {
+		t.Errorf("install/config.yaml = %+v, defaults are %+v", c, want)
+	}
+}

@@ -1,0 +1,156 @@
+package config
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"reflect"
+	"strconv"
+	"strings"
+	"time"
+
+	"sigs.k8s.io/yaml"
+)
+
+// maxFileSize bounds the config file: anything bigger is not a config.
+const maxFileSize = 1 << 20
+
+// Parse reads a YAML (or JSON) config over the defaults. Unknown keys are errors, so a
+// misspelt key does not silently leave the default in place.
+func Parse(r io.Reader) (Config, error) {
+	b, err := io.ReadAll(io.LimitReader(r, maxFileSize+1))
+	if err != nil {
+		return Config{}, fmt.Errorf("read config: %w", err)
+	}
+	if len(b) > maxFileSize {
+		return Config{}, fmt.Errorf("config is larger than %d bytes", maxFileSize)
+	}
+	c := Default()
+	if err := yaml.UnmarshalStrict(b, &c); err != nil {
+		return Config{}, fmt.Errorf("parse config: %w", err)
+	}
+	return c, nil
+}
+
+// Load builds the configuration: defaults, then the file at path (DefaultPath when empty,
+// where a missing file is fine), then environment variables (see Env), then validates.
+func Load(path string, environ []string) (Config, error) {
+	named := path != ""
+	if !named {
+		path = DefaultPath
+	}
+	c := Default()
+	f, err := os.Open(path)
+	switch {
+	case err == nil:
+		c, err = Parse(f)
+		_ = f.Close()
+		if err != nil {
+			return Config{}, fmt.Errorf("%s: %w", path, err)
+		}
+	case named || !errors.Is(err, fs.ErrNotExist):
+		return Config{}, fmt.Errorf("config file: %w", err)
+	}
+	if err := c.ApplyEnv(environ); err != nil {
+		return Config{}, err
+	}
+	if err := c.Validate(); err != nil {
+		return Config{}, err
+	}
+	return c, nil
+}
+
+// EnvPrefix starts every environment variable the configuration reads.
+const EnvPrefix = "RESCTRL_MON_"
+
+// EnvName is the environment variable for a top-level key: resctrlRoot → RESCTRL_MON_RESCTRL_ROOT.
+func EnvName(key string) string {
+	var b strings.Builder
+	for i, r := range key {
+		if r >= 'A' && r <= 'Z' && i > 0 {
+			b.WriteByte('_')
+		}
+		b.WriteRune(r)
+	}
+	return EnvPrefix + strings.ToUpper(b.String())
+}
+
+// ApplyEnv overrides scalar top-level keys from RESCTRL_MON_* variables (lists and nested
+// keys come from the file). An unknown RESCTRL_MON_ variable is an error: it is a typo.
+func (c *Config) ApplyEnv(environ []string) error {
+	fields := c.scalarFields()
+	for _, kv := range environ {
+		name, val, ok := strings.Cut(kv, "=")
+		if !ok || !strings.HasPrefix(name, EnvPrefix) {
+			continue
+		}
+		key, known := envKeys(fields)[name]
+		if !known {
+			return fmt.Errorf("environment variable %s: no such setting", name)
+		}
+		if err := c.Set(key, val); err != nil {
+			return fmt.Errorf("environment variable %s: %w", name, err)
+		}
+	}
+	return nil
+}
+
+func envKeys(fields map[string]reflect.Value) map[string]string {
+	out := map[string]string{}
+	for key := range fields {
+		out[EnvName(key)] = key
+	}
+	return out
+}
+
+// Keys lists the settable top-level keys (what Set, flags and environment accept).
+func Keys() []string {
+	c := Default()
+	var out []string
+	for k := range c.scalarFields() {
+		out = append(out, k)
+	}
+	return out
+}
+
+// Set sets one top-level key from its string form, as a flag or variable gives it.
+func (c *Config) Set(key, val string) error {
+	f, ok := c.scalarFields()[key]
+	if !ok {
+		return fmt.Errorf("config key %q: no such setting", key)
+	}
+	switch f.Interface().(type) {
+	case Duration:
+		d, err := time.ParseDuration(val)
+		if err != nil {
+			return fmt.Errorf("config key %q: %q is not a duration like 90s or 5m", key, val)
+		}
+		f.Set(reflect.ValueOf(Duration(d)))
+	case int:
+		n, err := strconv.Atoi(val)
+		if err != nil {
+			return fmt.Errorf("config key %q: %q is not a number", key, val)
+		}
+		f.SetInt(int64(n))
+	default: // strings and string kinds
+		f.SetString(val)
+	}
+	return nil
+}
+
+// scalarFields maps each top-level scalar key to its settable field.
+func (c *Config) scalarFields() map[string]reflect.Value {
+	v := reflect.ValueOf(c).Elem()
+	out := map[string]reflect.Value{}
+	for i := range v.NumField() {
+		f := v.Type().Field(i)
+		key := strings.Split(f.Tag.Get("json"), ",")[0]
+		switch v.Field(i).Kind() {
+		case reflect.String, reflect.Int, reflect.Int64:
+			out[key] = v.Field(i)
+		}
+	}
+	return out
+}

@@ -1,0 +1,211 @@
+// Package identity tells which pod a container belongs to, from the annotations its runtime
+// put on its OCI spec. Pod annotations are user-controlled in Kubernetes, so identity comes
+// only from the keys each runtime sets itself, every key the runtime gives twice is
+// cross-checked, and anything that does not add up is refused rather than guessed.
+package identity
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"regexp"
+	"strings"
+
+	"github.com/intel/goresctrl/pkg/monitor"
+)
+
+// Annotation keys, by runtime.
+const (
+	// CRI-O (kubelet labels are copied to annotations).
+	CRIOPodUID        = "io.kubernetes.pod.uid"
+	CRIOPodNamespace  = "io.kubernetes.pod.namespace"
+	CRIOPodName       = "io.kubernetes.pod.name"
+	CRIOContainerName = "io.kubernetes.container.name"
+	CRIOSandboxID     = "io.kubernetes.cri-o.SandboxID"
+	CRIOContainerType = "io.kubernetes.cri-o.ContainerType"
+	CRIOLabels        = "io.kubernetes.cri-o.Labels"
+	// containerd's CRI plugin.
+	ContainerdPodUID        = "io.kubernetes.cri.sandbox-uid"
+	ContainerdSandboxID     = "io.kubernetes.cri.sandbox-id"
+	ContainerdContainerType = "io.kubernetes.cri.container-type"
+	ContainerdPodNamespace  = "io.kubernetes.cri.sandbox-namespace"
+	ContainerdPodName       = "io.kubernetes.cri.sandbox-name"
+	ContainerdContainerName = "io.kubernetes.cri.container-name"
+)
+
+// Runtime names who set the annotations.
+type Runtime string
+
+const (
+	CRIO       Runtime = "cri-o"
+	Containerd Runtime = "containerd"
+	Podman     Runtime = "podman" // a podman pod: a sandbox id, no pod UID
+	Plain      Runtime = ""       // no pod at all: runc, crun, podman run
+)
+
+// Identity is who a container is.
+type Identity struct {
+	Runtime       Runtime
+	PodUID        string // canonical lowercase dashed form; empty without a Kubernetes pod
+	SandboxID     string // the pod's sandbox (infra) container; empty without a pod
+	Namespace     string
+	PodName       string
+	ContainerName string
+	// Sandbox is true for the pod's sandbox (pause/infra) container itself.
+	Sandbox bool
+}
+
+// HasPod reports whether the container belongs to a pod of some kind.
+func (i Identity) HasPod() bool { return i.PodUID != "" || i.SandboxID != "" }
+
+var (
+	// ErrMismatch: the runtime's own records disagree (a spoofed or corrupt annotation).
+	ErrMismatch = errors.New("pod identity does not add up")
+	// ErrBadAnnotation: an annotation the identity depends on is malformed.
+	ErrBadAnnotation = errors.New("bad annotation")
+)
+
+// maxValue bounds an annotation value we read: ids, names and CRI-O's labels record are
+// small; anything larger is not what a runtime wrote.
+const maxValue = 16 << 10
+
+var (
+	sandboxIDPattern = regexp.MustCompile(`^[0-9a-f]{64}$`)
+	// Kubernetes names: DNS labels and subdomains.
+	namePattern = regexp.MustCompile(`^[a-z0-9]([a-z0-9.-]{0,251}[a-z0-9])?$`)
+)
+
+// FromAnnotations derives the identity of container id from its spec's annotations.
+func FromAnnotations(id string, a map[string]string) (Identity, error) {
+	get := func(key string) (string, error) {
+		v := a[key]
+		if len(v) > maxValue {
+			return "", fmt.Errorf("%w %s: %d bytes", ErrBadAnnotation, key, len(v))
+		}
+		if strings.ContainsAny(v, "\x00\n") {
+			return "", fmt.Errorf("%w %s: contains a NUL or newline", ErrBadAnnotation, key)
+		}
+		return v, nil
+	}
+	var errs []error
+	val := func(key string) string {
+		v, err := get(key)
+		errs = append(errs, err)
+		return v
+	}
+	crioUID, cdUID := val(CRIOPodUID), val(ContainerdPodUID)
+	crioSB, cdSB := val(CRIOSandboxID), val(ContainerdSandboxID)
+	crioType, cdType := val(CRIOContainerType), val(ContainerdContainerType)
+	labels := val(CRIOLabels)
+	if err := errors.Join(errs...); err != nil {
+		return Identity{}, err
+	}
+
+	var idn Identity
+	switch {
+	case cdUID != "" || cdSB != "" || cdType != "":
+		if crioType != "" || crioSB != "" {
+			return Identity{}, fmt.Errorf("%w: both containerd and CRI-O sandbox annotations are set", ErrMismatch)
+		}
+		idn = Identity{Runtime: Containerd, SandboxID: cdSB, Namespace: a[ContainerdPodNamespace],
+			PodName: a[ContainerdPodName], ContainerName: a[ContainerdContainerName]}
+		if err := setType(&idn, id, cdType, ContainerdContainerType); err != nil {
+			return Identity{}, err
+		}
+		if err := setUID(&idn, ContainerdPodUID, cdUID); err != nil {
+			return Identity{}, err
+		}
+		if crioUID != "" && canonical(crioUID) != idn.PodUID {
+			return Identity{}, fmt.Errorf("%w: %s %q differs from %s %q", ErrMismatch, CRIOPodUID, crioUID, ContainerdPodUID, cdUID)
+		}
+	case crioType != "" || (crioSB != "" && crioUID != ""):
+		idn = Identity{Runtime: CRIO, SandboxID: crioSB, Namespace: a[CRIOPodNamespace],
+			PodName: a[CRIOPodName], ContainerName: a[CRIOContainerName]}
+		if err := setType(&idn, id, crioType, CRIOContainerType); err != nil {
+			return Identity{}, err
+		}
+		if err := setUID(&idn, CRIOPodUID, crioUID); err != nil {
+			return Identity{}, err
+		}
+		if err := checkLabels(labels, idn.PodUID); err != nil {
+			return Identity{}, err
+		}
+	case crioSB != "":
+		// podman pods carry CRI-O's sandbox key (the infra container's id) and nothing else.
+		idn = Identity{Runtime: Podman, SandboxID: crioSB, Sandbox: crioSB == id}
+	case crioUID != "":
+		// A pod UID with no sandbox: not something a runtime writes.
+		return Identity{}, fmt.Errorf("%w: %s is set without a sandbox id", ErrMismatch, CRIOPodUID)
+	default:
+		return Identity{Runtime: Plain}, nil
+	}
+	if idn.SandboxID == "" {
+		return Identity{}, fmt.Errorf("%w: %s pod without a sandbox id", ErrMismatch, idn.Runtime)
+	}
+	if !sandboxIDPattern.MatchString(idn.SandboxID) {
+		return Identity{}, fmt.Errorf("%w: sandbox id %q is not 64 lowercase hex digits", ErrBadAnnotation, clip(idn.SandboxID))
+	}
+	for what, v := range map[string]string{"namespace": idn.Namespace, "pod name": idn.PodName, "container name": idn.ContainerName} {
+		if v != "" && !namePattern.MatchString(v) {
+			return Identity{}, fmt.Errorf("%w: %s %q is not a Kubernetes name", ErrBadAnnotation, what, clip(v))
+		}
+	}
+	return idn, nil
+}
+
+// setType records whether the container is the pod's sandbox. A sandbox is its own
+// sandbox: a "sandbox" whose sandbox id is another container's is a lie.
+func setType(idn *Identity, id, typ, key string) error {
+	switch typ {
+	case "sandbox":
+		if idn.SandboxID != id {
+			return fmt.Errorf("%w: %s=sandbox but the sandbox id is %q, not the container's own", ErrMismatch, key, clip(idn.SandboxID))
+		}
+		idn.Sandbox = true
+	case "container", "":
+		if idn.SandboxID == id && idn.SandboxID != "" {
+			return fmt.Errorf("%w: a container that is its own sandbox is not marked %s=sandbox", ErrMismatch, key)
+		}
+	default:
+		return fmt.Errorf("%w %s: %q is neither sandbox nor container", ErrBadAnnotation, key, clip(typ))
+	}
+	return nil
+}
+
+func setUID(idn *Identity, key, uid string) error {
+	if uid == "" {
+		return fmt.Errorf("%w: %s pod without %s", ErrMismatch, idn.Runtime, key)
+	}
+	if !monitor.PodUIDValidator(uid) {
+		return fmt.Errorf("%w %s: %q is not a pod UID", ErrBadAnnotation, key, clip(uid))
+	}
+	idn.PodUID = canonical(uid)
+	return nil
+}
+
+// checkLabels cross-checks the pod UID against CRI-O's record of the sandbox's labels,
+// which kubelet set and which CRI-O keeps next to the annotation.
+func checkLabels(labels, uid string) error {
+	if labels == "" {
+		return nil
+	}
+	var l map[string]string
+	if err := json.Unmarshal([]byte(labels), &l); err != nil {
+		return fmt.Errorf("%w %s: %w", ErrBadAnnotation, CRIOLabels, err)
+	}
+	if v, ok := l[CRIOPodUID]; ok && canonical(v) != uid {
+		return fmt.Errorf("%w: %s %q differs from the pod UID %q in %s", ErrMismatch, CRIOPodUID, uid, clip(v), CRIOLabels)
+	}
+	return nil
+}
+
+// canonical is the lowercase dashed form that consumers select groups by.
+func canonical(uid string) string { return monitor.CanonicalizePodUID(uid) }
+
+// clip keeps error messages readable when a value is huge.
+func clip(s string) string {
+	if len(s) > 80 {
+		return s[:80] + "..."
+	}
+	return s
+}

@@ -1,0 +1,206 @@
+package lifecycle
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"syscall"
+	"time"
+
+	"github.com/intel/goresctrl/pkg/monitor"
+	specs "github.com/opencontainers/runtime-spec/specs-go"
+
+	"github.com/resctrl-mon/resctrl-mon/lib/identity"
+	"github.com/resctrl-mon/resctrl-mon/lib/ocistate"
+	"github.com/resctrl-mon/resctrl-mon/lib/resctrlfs"
+	"github.com/resctrl-mon/resctrl-mon/lib/snapshot"
+	"github.com/resctrl-mon/resctrl-mon/lib/state"
+)
+
+// Create places a container that is being created (the createRuntime stage: its init is
+// still held by the runtime) in its pod's group. The error says why it could not; the
+// caller's failure policy decides whether the container may start anyway. A container that
+// could not be placed for want of an RMID is recorded as pending either way.
+func (m *Manager) Create(st specs.State) (out Outcome, err error) {
+	out = Outcome{Container: st.ID}
+	if st.Pid <= 0 {
+		return out, fmt.Errorf("%w: createRuntime state has no pid (%d)", ErrBadInput, st.Pid)
+	}
+	idn, err := identity.FromAnnotations(st.ID, st.Annotations)
+	if err != nil {
+		m.recordFailure("identity", st.ID, err)
+		return out, fmt.Errorf("%w: %w", ErrSpoofed, err)
+	}
+	out.Pod = idn.PodUID
+	name, why := groupName(m.cfg, st.ID, idn, st.Annotations)
+	if name == "" {
+		out.Action, out.Detail = "skipped", why
+		return out, nil
+	}
+	spec, err := m.bundleSpec(st)
+	if err != nil {
+		return out, err
+	}
+	if err := checkCgroup(st.Pid, spec); err != nil {
+		return out, err
+	}
+	class := ocistate.ClosID(spec)
+	out.Group = groupPath(class, name)
+
+	lock, err := m.store.Lock(name, lockTimeout)
+	if err != nil {
+		return out, err
+	}
+	defer func() { err = errors.Join(err, lock.Unlock()) }()
+
+	rec, owned, err := m.store.Load(name)
+	if err != nil {
+		return out, err
+	}
+	if !owned {
+		rec = state.Record{Group: name, Path: out.Group, Class: class, PodUID: idn.PodUID, Namespace: idn.Namespace,
+			PodName: idn.PodName, SandboxID: idn.SandboxID, Created: m.now().UTC()}
+	}
+	if err := m.admit(&rec, owned, idn, class); err != nil {
+		return out, err
+	}
+	created, err := m.ensureGroup(&rec, owned)
+	if err != nil {
+		// Out of RMIDs: remember the pod so a later call or reconcile completes it.
+		if errors.Is(err, ErrNoRMIDs) {
+			rec.Pending = err.Error()
+			rec.Containers[st.ID] = m.now().UTC()
+			err = errors.Join(err, m.store.Save(rec), m.store.BindContainer(st.ID, name))
+			out.Action = "pending"
+		}
+		m.recordFailure("create", st.ID, err)
+		return out, err
+	}
+	out.Action = "joined"
+	if created {
+		out.Action = "created"
+		m.writeSnapshot(rec, snapshot.Begin)
+	}
+	n, err := m.moveThreads(name, st.Pid)
+	out.Threads = n
+	if err != nil {
+		m.recordFailure("assign", st.ID, err)
+		if created {
+			// Leave no empty group behind for a container that will not run in it.
+			m.removeEmpty(rec)
+		}
+		return out, err
+	}
+	rec.Pending, rec.IdleSince = "", nil
+	rec.Containers[st.ID] = m.now().UTC()
+	if err := m.store.Save(rec); err != nil {
+		return out, err
+	}
+	return out, m.store.BindContainer(st.ID, name)
+}
+
+// admit decides whether the container may join an existing record: same allocation class,
+// same live sandbox.
+func (m *Manager) admit(rec *state.Record, owned bool, idn identity.Identity, class string) error {
+	if rec.Containers == nil {
+		rec.Containers = map[string]time.Time{}
+	}
+	if !owned {
+		return nil
+	}
+	if rec.Class != class {
+		return fmt.Errorf("%w: the pod's group is under class %q, this container runs in %q; a group cannot span classes",
+			ErrClassMismatch, classLabel(rec.Class), classLabel(class))
+	}
+	if idn.SandboxID != "" && rec.SandboxID != "" && idn.SandboxID != rec.SandboxID {
+		if !rec.SandboxEnded {
+			err := fmt.Errorf("%w: pod %s is bound to sandbox %.12s, the container claims sandbox %.12s", ErrSpoofed, rec.Group, rec.SandboxID, idn.SandboxID)
+			m.recordFailure("identity", rec.Group, err)
+			return err
+		}
+		// kubelet recreated the pod's sandbox under the same UID: the group stays the pod's.
+		rec.SandboxID, rec.SandboxEnded = idn.SandboxID, false
+	}
+	return nil
+}
+
+// ensureGroup makes the group (or checks it is still there). created is true when this call
+// allocated its RMID.
+func (m *Manager) ensureGroup(rec *state.Record, owned bool) (created bool, err error) {
+	dir := filepath.Join(m.cfg.ResctrlRoot, rec.Path)
+	_, statErr := os.Stat(dir)
+	existed := statErr == nil
+	if existed && !owned {
+		return false, fmt.Errorf("%w: %s", ErrForeign, dir)
+	}
+	if _, err := m.mon.EnsureGroup(rec.Group, rec.Class); err != nil {
+		if errors.Is(err, monitor.ErrNoRMIDs) || errors.Is(err, syscall.EBUSY) || errors.Is(err, syscall.ENOSPC) {
+			return false, fmt.Errorf("%w for %s: %s", ErrNoRMIDs, rec.Path, m.kernelSays())
+		}
+		return false, fmt.Errorf("create %s: %w%s", rec.Path, err, m.kernelSaysSuffix())
+	}
+	return !existed, nil
+}
+
+// moveThreads moves every thread of the container's init into the group. The runtime's
+// init is a multi-threaded Go (runc) or C program held before execve; only the thread that
+// calls execve survives it, keeping its own RMID, and whatever it forks inherits that. A
+// thread that exited meanwhile is no loss.
+func (m *Manager) moveThreads(name string, pid int) (int, error) {
+	tids, err := threads(pid)
+	if err != nil {
+		return 0, fmt.Errorf("%w: %w", ErrBadInput, err)
+	}
+	moved := 0
+	for _, tid := range tids {
+		err := m.mon.AssignPID(name, tid)
+		switch {
+		case err == nil:
+			moved++
+		case errors.Is(err, syscall.ESRCH):
+		case errors.Is(err, monitor.ErrClassMismatch):
+			return moved, fmt.Errorf("%w: %w", ErrClassMismatch, err)
+		default:
+			return moved, fmt.Errorf("move thread %d of pid %d: %w%s", tid, pid, err, m.kernelSaysSuffix())
+		}
+	}
+	if moved == 0 {
+		return 0, fmt.Errorf("%w: pid %d has no thread left to move", ErrBadInput, pid)
+	}
+	return moved, nil
+}
+
+func (m *Manager) bundleSpec(st specs.State) (*specs.Spec, error) {
+	if st.Bundle == "" {
+		return nil, nil
+	}
+	spec, err := ocistate.ReadSpec(st.Bundle)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrBadInput, err)
+	}
+	return spec, nil
+}
+
+func (m *Manager) kernelSays() string { return resctrlfs.LastCmdStatus(m.cfg.ResctrlRoot) }
+
+func (m *Manager) kernelSaysSuffix() string {
+	if s := m.kernelSays(); s != "" && s != "ok" {
+		return " (resctrl: " + s + ")"
+	}
+	return ""
+}
+
+func groupPath(class, name string) string {
+	if class == "" {
+		return filepath.Join("mon_groups", name)
+	}
+	return filepath.Join(class, "mon_groups", name)
+}
+
+func classLabel(c string) string {
+	if c == "" {
+		return "(root)"
+	}
+	return c
+}

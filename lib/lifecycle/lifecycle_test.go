@@ -1,0 +1,410 @@
+package lifecycle
+
+import (
+	"encoding/json"
+	"errors"
+	"log/slog"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	specs "github.com/opencontainers/runtime-spec/specs-go"
+
+	"github.com/resctrl-mon/resctrl-mon/lib/config"
+	"github.com/resctrl-mon/resctrl-mon/lib/identity"
+	"github.com/resctrl-mon/resctrl-mon/lib/snapshot"
+	"github.com/resctrl-mon/resctrl-mon/test/resctrlsim"
+)
+
+const (
+	podA = "0f8b2c1e-1111-2222-3333-444455556666"
+	podB = "11111111-2222-3333-4444-555555555555"
+)
+
+var (
+	sbA = strings.Repeat("a", 64)
+	sbB = strings.Repeat("b", 64)
+)
+
+type env struct {
+	t   *testing.T
+	sim *resctrlsim.Sim
+	cfg config.Config
+	m   *Manager
+	now time.Time
+}
+
+func newEnv(t *testing.T, simOpts resctrlsim.Options, edit func(*config.Config)) *env {
+	t.Helper()
+	simOpts.Debug = true
+	sim := resctrlsim.MountT(t, simOpts)
+	dir := t.TempDir()
+	cfg := config.Default()
+	cfg.ResctrlRoot, cfg.StateDir, cfg.SnapshotDir = sim.Dir, filepath.Join(dir, "state"), filepath.Join(dir, "snap")
+	cfg.Log = "stderr"
+	if edit != nil {
+		edit(&cfg)
+	}
+	m, err := New(cfg, slog.New(slog.DiscardHandler))
+	if err != nil {
+		t.Fatal(err)
+	}
+	e := &env{t: t, sim: sim, cfg: cfg, m: m, now: time.Now()}
+	m.now = func() time.Time { return e.now }
+	return e
+}
+
+// proc starts a process standing in for a container's init.
+func (e *env) proc() int {
+	e.t.Helper()
+	cmd := exec.Command("sleep", "600")
+	if err := cmd.Start(); err != nil {
+		e.t.Fatal(err)
+	}
+	e.t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
+	return cmd.Process.Pid
+}
+
+func crio(pod, sandbox string) map[string]string {
+	return map[string]string{identity.CRIOPodUID: pod, identity.CRIOSandboxID: sandbox, identity.CRIOContainerType: "container",
+		identity.CRIOPodNamespace: "default", identity.CRIOPodName: "web"}
+}
+
+func (e *env) create(id string, pid int, a map[string]string) (Outcome, error) {
+	return e.m.Create(specs.State{ID: id, Pid: pid, Status: specs.StateCreating, Annotations: a})
+}
+
+func (e *env) stop(id string, a map[string]string) Outcome {
+	e.t.Helper()
+	out, err := e.m.Stop(specs.State{ID: id, Status: specs.StateStopped, Annotations: a})
+	if err != nil {
+		e.t.Fatalf("stop %s: %v", id, err)
+	}
+	return out
+}
+
+func (e *env) tasks(group string) []int {
+	e.t.Helper()
+	b, err := os.ReadFile(filepath.Join(e.sim.Dir, group, "tasks"))
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	var out []int
+	for _, f := range strings.Fields(string(b)) {
+		n, _ := strconv.Atoi(f)
+		out = append(out, n)
+	}
+	return out
+}
+
+func (e *env) exists(group string) bool {
+	_, err := os.Stat(filepath.Join(e.sim.Dir, group))
+	return err == nil
+}
+
+func TestPodLifetime(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, resctrlsim.Options{}, func(c *config.Config) { c.Retention = 0 })
+	p1, p2 := e.proc(), e.proc()
+	out, err := e.create("c1", p1, crio(strings.ToUpper(strings.ReplaceAll(podA, "-", "")), sbA))
+	if err != nil || out.Action != "created" {
+		t.Fatalf("first container: %+v, %v", out, err)
+	}
+	group := "mon_groups/" + podA // the canonical form, whatever the runtime sent
+	if out.Group != group {
+		t.Errorf("group %s, want %s", out.Group, group)
+	}
+	if out, err := e.create("c2", p2, crio(podA, sbA)); err != nil || out.Action != "joined" {
+		t.Fatalf("second container: %+v, %v", out, err)
+	}
+	if got := e.tasks(group); !slices.Contains(got, p1) || !slices.Contains(got, p2) {
+		t.Errorf("group tasks %v, want %d and %d", got, p1, p2)
+	}
+	rmid := e.sim.RMID(group)
+	if o := e.stop("c1", crio(podA, sbA)); o.Action != "left" || !e.exists(group) {
+		t.Errorf("after one of two containers stopped: %+v, group exists %v", o, e.exists(group))
+	}
+	if e.sim.RMID(group) != rmid {
+		t.Errorf("the pod's RMID changed while it lived")
+	}
+	// The last container goes; its process must be gone too before the group can go.
+	_ = syscall.Kill(p1, syscall.SIGKILL)
+	_ = syscall.Kill(p2, syscall.SIGKILL)
+	waitGone(t, p1, p2)
+	if o := e.stop("c2", crio(podA, sbA)); o.Action != "removed" || e.exists(group) {
+		t.Errorf("after the last container: %+v, group exists %v", o, e.exists(group))
+	}
+	for _, kind := range []string{"begin", "end"} {
+		s, err := snapshot.ReadFile(filepath.Join(e.cfg.SnapshotDir, podA+"."+kind))
+		if err != nil {
+			t.Fatalf("%s snapshot: %v", kind, err)
+		}
+		if s.Pod == nil || s.Pod.UID != podA || s.Path != group || len(s.Readings) == 0 {
+			t.Errorf("%s snapshot: %+v", kind, s)
+		}
+	}
+	if recs, _ := e.m.Store().List(); len(recs) != 0 {
+		t.Errorf("registry entries left: %+v", recs)
+	}
+}
+
+func waitGone(t *testing.T, pids ...int) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for _, p := range pids {
+		for !finished(p) {
+			if time.Now().After(deadline) {
+				t.Fatalf("pid %d did not exit", p)
+			}
+			time.Sleep(10 * time.Millisecond)
+		}
+	}
+}
+
+// A restart within the retention window keeps the pod's group and RMID; after it the group
+// is removed by a later sweep and a new one (another RMID) is made.
+func TestRetention(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, resctrlsim.Options{}, func(c *config.Config) { c.Retention = config.Duration(time.Minute) })
+	group := "mon_groups/" + podA
+	p := e.proc()
+	if _, err := e.create("c1", p, crio(podA, sbA)); err != nil {
+		t.Fatal(err)
+	}
+	rmid := e.sim.RMID(group)
+	_ = syscall.Kill(p, syscall.SIGKILL)
+	waitGone(t, p)
+	if o := e.stop("c1", crio(podA, sbA)); o.Action != "idle" {
+		t.Fatalf("stop: %+v", o)
+	}
+	e.now = e.now.Add(30 * time.Second)
+	if removed, err := e.m.Sweep(); err != nil || len(removed) != 0 {
+		t.Fatalf("sweep inside the window removed %v, %v", removed, err)
+	}
+	p = e.proc()
+	if _, err := e.create("c1-restarted", p, crio(podA, sbA)); err != nil {
+		t.Fatal(err)
+	}
+	if e.sim.RMID(group) != rmid {
+		t.Errorf("restart inside the window: RMID %d, want %d", e.sim.RMID(group), rmid)
+	}
+	_ = syscall.Kill(p, syscall.SIGKILL)
+	waitGone(t, p)
+	e.stop("c1-restarted", crio(podA, sbA))
+	e.now = e.now.Add(2 * time.Minute)
+	if removed, err := e.m.Sweep(); err != nil || !slices.Equal(removed, []string{group}) {
+		t.Fatalf("sweep after the window: %v, %v", removed, err)
+	}
+	if _, err := e.create("c1-late", e.proc(), crio(podA, sbA)); err != nil {
+		t.Fatal(err)
+	}
+	if got := e.sim.RMID(group); got == rmid || got < 1 {
+		t.Errorf("after the window: RMID %d, want a new one (not %d)", got, rmid)
+	}
+}
+
+func TestOutOfRMIDsIsPending(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, resctrlsim.Options{NumRMIDs: 2}, nil)
+	if _, err := e.create("a1", e.proc(), crio(podA, sbA)); err != nil {
+		t.Fatal(err)
+	}
+	out, err := e.create("b1", e.proc(), crio(podB, sbB))
+	if !errors.Is(err, ErrNoRMIDs) || out.Action != "pending" || !strings.Contains(err.Error(), "Out of RMIDs") {
+		t.Fatalf("out of RMIDs: %+v, %v", out, err)
+	}
+	rec, ok, err := e.m.Store().Load(podB)
+	if err != nil || !ok || rec.Pending == "" || len(rec.Containers) != 1 {
+		t.Errorf("pending record: %+v, %v, %v", rec, ok, err)
+	}
+	fails, _ := e.m.Store().Failures(time.Time{})
+	if len(fails) == 0 || fails[len(fails)-1].Reason != "create" {
+		t.Errorf("failure not recorded: %+v", fails)
+	}
+}
+
+// Groups resctrl-mon did not make survive, and block nothing but their own name.
+func TestForeignGroupsAreNotOurs(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, resctrlsim.Options{}, func(c *config.Config) { c.Retention = 0 })
+	for _, g := range []string{"mon_groups/" + podA, "mon_groups/c1"} { // another tool's, runc's per-container
+		if err := os.Mkdir(filepath.Join(e.sim.Dir, g), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := e.create("c1", e.proc(), crio(podA, sbA)); !errors.Is(err, ErrForeign) {
+		t.Errorf("a pod whose name is taken by a foreign group: %v", err)
+	}
+	if _, err := e.create("c2", e.proc(), nil); err != nil { // plain: ctr-c2, never c2
+		t.Fatal(err)
+	}
+	e.stop("c1", crio(podA, sbA))
+	if !e.exists("mon_groups/"+podA) || !e.exists("mon_groups/c1") {
+		t.Errorf("a foreign group was removed")
+	}
+	if removed, err := e.m.Sweep(); err != nil || len(removed) != 0 {
+		t.Errorf("sweep touched %v, %v", removed, err)
+	}
+}
+
+func TestSpoofedPodIsRefused(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, resctrlsim.Options{}, nil)
+	if _, err := e.create("c1", e.proc(), crio(podA, sbA)); err != nil {
+		t.Fatal(err)
+	}
+	intruder := e.proc()
+	if _, err := e.create("evil", intruder, crio(podA, sbB)); !errors.Is(err, ErrSpoofed) {
+		t.Errorf("a container claiming pod A from another sandbox: %v", err)
+	}
+	if slices.Contains(e.tasks("mon_groups/"+podA), intruder) {
+		t.Errorf("the intruder is in pod A's group")
+	}
+	bad := crio(podA, sbA)
+	bad[identity.CRIOLabels] = `{"io.kubernetes.pod.uid":"` + podB + `"}`
+	if _, err := e.create("evil2", e.proc(), bad); !errors.Is(err, ErrSpoofed) {
+		t.Errorf("labels disagreeing with the annotation: %v", err)
+	}
+	// The sandbox ends (its poststop) and kubelet makes a new one under the same UID.
+	sandbox := crio(podA, sbA)
+	sandbox[identity.CRIOContainerType] = "sandbox"
+	if _, err := e.create(sbA, e.proc(), sandbox); err != nil {
+		t.Fatal(err)
+	}
+	e.stop(sbA, sandbox)
+	if _, err := e.create("c3", e.proc(), crio(podA, sbB)); err != nil {
+		t.Errorf("a container of the pod's new sandbox: %v", err)
+	}
+}
+
+// A pod's group goes under the allocation class its container runs in; a pod cannot span
+// classes.
+func TestAllocationClass(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, resctrlsim.Options{}, nil)
+	if err := os.Mkdir(filepath.Join(e.sim.Dir, "gold"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	p := e.proc()
+	// As runc does with linux.intelRdt.closID before createRuntime hooks run.
+	if err := os.WriteFile(filepath.Join(e.sim.Dir, "gold/tasks"), []byte(strconv.Itoa(p)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	bundle := writeBundle(t, &specs.Spec{Linux: &specs.Linux{IntelRdt: &specs.LinuxIntelRdt{ClosID: "gold"}}})
+	out, err := e.m.Create(specs.State{ID: "c1", Pid: p, Bundle: bundle, Annotations: crio(podA, sbA)})
+	if err != nil || out.Group != "gold/mon_groups/"+podA {
+		t.Fatalf("classed container: %+v, %v", out, err)
+	}
+	if !slices.Contains(e.tasks("gold/mon_groups/"+podA), p) {
+		t.Errorf("not in the class's group")
+	}
+	if _, err := e.create("c2", e.proc(), crio(podA, sbA)); !errors.Is(err, ErrClassMismatch) {
+		t.Errorf("a container of the same pod in the root class: %v", err)
+	}
+}
+
+func writeBundle(t *testing.T, s *specs.Spec) string {
+	t.Helper()
+	dir := t.TempDir()
+	b, _ := json.Marshal(s)
+	if err := os.WriteFile(filepath.Join(dir, "config.json"), b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return dir
+}
+
+func TestBadInput(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, resctrlsim.Options{}, nil)
+	p := e.proc()
+	for name, st := range map[string]specs.State{
+		"no pid":         {ID: "c1", Annotations: crio(podA, sbA)},
+		"missing pid":    {ID: "c1", Pid: 1 << 30, Annotations: crio(podA, sbA)},
+		"missing bundle": {ID: "c1", Pid: p, Bundle: "/nonexistent", Annotations: crio(podA, sbA)},
+		"another cgroup": {ID: "c1", Pid: p, Bundle: writeBundle(t, &specs.Spec{Linux: &specs.Linux{CgroupsPath: "/not/this/one"}}), Annotations: crio(podA, sbA)},
+		"bad uid":        {ID: "c1", Pid: p, Annotations: crio("not-a-uid", sbA)},
+		"traversal":      {ID: "c1", Pid: p, Annotations: map[string]string{identity.CRIOSandboxID: "../../" + sbA[6:]}},
+	} {
+		if _, err := e.m.Create(st); err == nil {
+			t.Errorf("%s: accepted", name)
+		}
+	}
+	es, _ := os.ReadDir(filepath.Join(e.sim.Dir, "mon_groups"))
+	if len(es) != 0 {
+		t.Errorf("bad input left groups: %v", es)
+	}
+}
+
+func TestOptOutAndNamespaces(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, resctrlsim.Options{}, func(c *config.Config) {
+		c.Namespaces.Exclude = []string{"kube-system"}
+		c.NoPod = config.NoPodSkip
+	})
+	for name, a := range map[string]map[string]string{
+		"opted out": func() map[string]string { a := crio(podA, sbA); a["resctrl-mon.io/disable"] = "true"; return a }(),
+		"excluded":  func() map[string]string { a := crio(podA, sbA); a[identity.CRIOPodNamespace] = "kube-system"; return a }(),
+		"no pod":    nil,
+	} {
+		if out, err := e.create("c1", e.proc(), a); err != nil || out.Action != "skipped" {
+			t.Errorf("%s: %+v, %v", name, out, err)
+		}
+	}
+}
+
+// Fifty containers of five pods at once: the per-pod lock makes exactly five groups.
+func TestParallelContainers(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, resctrlsim.Options{}, func(c *config.Config) { c.Retention = 0 })
+	pods := []string{podA, podB, "22222222-2222-3333-4444-555555555555", "33333333-2222-3333-4444-555555555555", "44444444-2222-3333-4444-555555555555"}
+	var wg sync.WaitGroup
+	pids := make([]int, 50)
+	for i := range pids {
+		pids[i] = e.proc()
+	}
+	errs := make(chan error, 50)
+	for i := range 50 {
+		wg.Go(func() {
+			sb := strings.Repeat(strconv.Itoa(i%5), 64)
+			_, err := e.create("c"+strconv.Itoa(i), pids[i], crio(pods[i%5], sb))
+			errs <- err
+		})
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		if err != nil {
+			t.Error(err)
+		}
+	}
+	es, _ := os.ReadDir(filepath.Join(e.sim.Dir, "mon_groups"))
+	if len(es) != 5 {
+		t.Fatalf("%d groups, want 5", len(es))
+	}
+	for i, p := range pids {
+		if !slices.Contains(e.tasks("mon_groups/"+pods[i%5]), p) {
+			t.Errorf("container %d (pid %d) is not in its pod's group", i, p)
+		}
+		_ = syscall.Kill(p, syscall.SIGKILL)
+	}
+	waitGone(t, pids...)
+	for i := range 50 {
+		wg.Go(func() {
+			sb := strings.Repeat(strconv.Itoa(i%5), 64)
+			e.stop("c"+strconv.Itoa(i), crio(pods[i%5], sb))
+		})
+	}
+	wg.Wait()
+	es, _ = os.ReadDir(filepath.Join(e.sim.Dir, "mon_groups"))
+	recs, _ := e.m.Store().List()
+	if len(es) != 0 || len(recs) != 0 {
+		t.Errorf("after all stopped: %d groups, %d records", len(es), len(recs))
+	}
+}

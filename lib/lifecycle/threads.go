@@ -1,0 +1,67 @@
+package lifecycle
+
+import (
+	"bufio"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+
+	specs "github.com/opencontainers/runtime-spec/specs-go"
+)
+
+// threads lists the thread ids of pid from /proc/<pid>/task: the kernel's own list, no ps.
+func threads(pid int) ([]int, error) {
+	es, err := os.ReadDir(filepath.Join("/proc", strconv.Itoa(pid), "task"))
+	if err != nil {
+		return nil, fmt.Errorf("pid %d: %w", pid, err)
+	}
+	out := make([]int, 0, len(es))
+	for _, e := range es {
+		if tid, err := strconv.Atoi(e.Name()); err == nil {
+			out = append(out, tid)
+		}
+	}
+	return out, nil
+}
+
+// checkCgroup makes sure pid is the container's: the runtime put the init in the spec's
+// cgroupsPath before running createRuntime hooks. A state naming another container's
+// process (or the runtime's own) would otherwise move that process into this pod.
+func checkCgroup(pid int, spec *specs.Spec) error {
+	if spec == nil || spec.Linux == nil || spec.Linux.CgroupsPath == "" {
+		return nil
+	}
+	want := cgroupSuffix(spec.Linux.CgroupsPath)
+	f, err := os.Open(filepath.Join("/proc", strconv.Itoa(pid), "cgroup"))
+	if err != nil {
+		return fmt.Errorf("%w: pid %d: %w", ErrBadInput, pid, err)
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		// "hierarchy-ID:controller-list:cgroup-path"
+		parts := strings.SplitN(sc.Text(), ":", 3)
+		if len(parts) == 3 && (parts[2] == want || strings.HasSuffix(parts[2], "/"+strings.TrimPrefix(want, "/"))) {
+			return nil
+		}
+	}
+	if err := sc.Err(); err != nil {
+		return fmt.Errorf("%w: pid %d cgroups: %w", ErrBadInput, pid, err)
+	}
+	return fmt.Errorf("%w: pid %d is not in the container's cgroup %s", ErrBadInput, pid, spec.Linux.CgroupsPath)
+}
+
+// cgroupSuffix turns a spec's cgroupsPath into what /proc/<pid>/cgroup shows: a path as is,
+// or for the systemd driver's "slice:prefix:name" the unit "prefix-name.scope".
+func cgroupSuffix(p string) string {
+	parts := strings.Split(p, ":")
+	if len(parts) != 3 || strings.HasPrefix(p, "/") {
+		return p
+	}
+	if parts[1] == "" {
+		return parts[2] + ".scope"
+	}
+	return parts[1] + "-" + parts[2] + ".scope"
+}

@@ -1,0 +1,61 @@
+// Package logging opens the log every resctrl-mon binary writes to. Hooks must log somewhere
+// durable: runc shows a hook's output only when it fails and crun never does.
+package logging
+
+import (
+	"fmt"
+	"io"
+	"log/slog"
+	"log/syslog"
+	"os"
+	"path/filepath"
+	"strings"
+)
+
+// Open returns a logger for target: "syslog" (journald picks it up; when no syslog socket
+// exists it falls back to the file fallback), "stderr", or "file:/path". The closer
+// releases the connection or file.
+func Open(target, tag, fallback string) (*slog.Logger, io.Closer, error) {
+	var w io.WriteCloser
+	switch {
+	case target == "syslog":
+		sw, err := syslog.New(syslog.LOG_INFO|syslog.LOG_DAEMON, tag)
+		if err == nil {
+			w = sw
+			break
+		}
+		f, ferr := openFile(fallback)
+		if ferr != nil {
+			return nil, nil, fmt.Errorf("log: syslog: %w; fallback: %w", err, ferr)
+		}
+		w = f
+	case target == "stderr":
+		w = nopCloser{os.Stderr}
+	case strings.HasPrefix(target, "file:"):
+		f, err := openFile(strings.TrimPrefix(target, "file:"))
+		if err != nil {
+			return nil, nil, fmt.Errorf("log: %w", err)
+		}
+		w = f
+	default:
+		return nil, nil, fmt.Errorf("log: unknown target %q (want syslog, stderr or file:/path)", target)
+	}
+	h := slog.NewTextHandler(w, &slog.HandlerOptions{Level: slog.LevelInfo})
+	return slog.New(h).With("prog", tag), w, nil
+}
+
+func openFile(path string) (*os.File, error) {
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return nil, fmt.Errorf("log file %s: %w", path, err)
+	}
+	// O_APPEND: lines from concurrent hook processes interleave whole.
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o640)
+	if err != nil {
+		return nil, fmt.Errorf("log file %s: %w", path, err)
+	}
+	return f, nil
+}
+
+type nopCloser struct{ io.Writer }
+
+func (nopCloser) Close() error { return nil }

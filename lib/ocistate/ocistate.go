@@ -1,0 +1,94 @@
+// Package ocistate reads what a runtime hands an OCI hook: the container state on stdin and
+// the bundle's config.json.
+package ocistate
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"regexp"
+
+	specs "github.com/opencontainers/runtime-spec/specs-go"
+)
+
+// MaxStateSize bounds the state JSON. A real one is a few KB (annotations included); the
+// limit keeps 10 MB of garbage from costing more than a clear error.
+const MaxStateSize = 1 << 20
+
+// MaxConfigSize bounds config.json.
+const MaxConfigSize = 8 << 20
+
+// ErrBadState is wrapped by every error about the state itself.
+var ErrBadState = errors.New("bad container state")
+
+// containerID is runc's rule for ids, with a length limit so that names derived from an id
+// stay within NAME_MAX.
+var containerID = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_.+-]{0,199}$`)
+
+// ReadState reads the state JSON to EOF (a runtime may fail with EPIPE on hooks that stop
+// reading early) and checks what the hook relies on. It does not check the pid: poststop
+// has none.
+func ReadState(r io.Reader) (specs.State, error) {
+	b, err := io.ReadAll(io.LimitReader(r, MaxStateSize+1))
+	if err != nil {
+		return specs.State{}, fmt.Errorf("%w: read: %w", ErrBadState, err)
+	}
+	if len(b) > MaxStateSize {
+		// Drain the rest so the runtime's write does not fail, then refuse.
+		_, _ = io.Copy(io.Discard, r)
+		return specs.State{}, fmt.Errorf("%w: more than %d bytes", ErrBadState, MaxStateSize)
+	}
+	if len(b) == 0 {
+		return specs.State{}, fmt.Errorf("%w: empty input (is the hook run by a runtime?)", ErrBadState)
+	}
+	var s specs.State
+	if err := json.Unmarshal(b, &s); err != nil {
+		return specs.State{}, fmt.Errorf("%w: %w", ErrBadState, err)
+	}
+	if !containerID.MatchString(s.ID) {
+		return specs.State{}, fmt.Errorf("%w: container id %q is not a valid id", ErrBadState, clip(s.ID))
+	}
+	if s.Pid < 0 {
+		return specs.State{}, fmt.Errorf("%w: negative pid %d", ErrBadState, s.Pid)
+	}
+	if s.Bundle != "" && !filepath.IsAbs(s.Bundle) {
+		return specs.State{}, fmt.Errorf("%w: bundle %q is not an absolute path", ErrBadState, clip(s.Bundle))
+	}
+	return s, nil
+}
+
+// ReadSpec reads <bundle>/config.json.
+func ReadSpec(bundle string) (*specs.Spec, error) {
+	f, err := os.Open(filepath.Join(bundle, "config.json"))
+	if err != nil {
+		return nil, fmt.Errorf("bundle config: %w", err)
+	}
+	defer f.Close()
+	var s specs.Spec
+	dec := json.NewDecoder(io.LimitReader(f, MaxConfigSize))
+	if err := dec.Decode(&s); err != nil {
+		return nil, fmt.Errorf("bundle config %s: %w", f.Name(), err)
+	}
+	return &s, nil
+}
+
+// ClosID is the allocation class the runtime put the container in, "" for none.
+func ClosID(s *specs.Spec) string {
+	if s == nil || s.Linux == nil || s.Linux.IntelRdt == nil {
+		return ""
+	}
+	return s.Linux.IntelRdt.ClosID
+}
+
+// ValidContainerID reports whether id is safe to use as (part of) a file name.
+func ValidContainerID(id string) bool { return containerID.MatchString(id) }
+
+func clip(s string) string {
+	if len(s) > 80 {
+		return s[:80] + "..."
+	}
+	return s
+}

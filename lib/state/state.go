@@ -1,0 +1,202 @@
+// Package state is resctrl-mon's small on-host memory: which groups it owns, which containers
+// are in each, and a lock per group. Hooks are separate processes, often several at once, so
+// everything lives in files under one directory (on tmpfs, like resctrl itself) and every
+// change is an atomic rename under the group's flock.
+package state
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"time"
+)
+
+// Record is one owned group. Its existence is the proof of ownership: a group with no record
+// was not made by resctrl-mon and is never touched.
+type Record struct {
+	Group string `json:"group"` // directory name under mon_groups/
+	Path  string `json:"path"`  // below the resctrl root, e.g. "mon_groups/<uid>"
+	Class string `json:"class,omitempty"`
+
+	PodUID    string `json:"podUID,omitempty"`
+	Namespace string `json:"namespace,omitempty"`
+	PodName   string `json:"podName,omitempty"`
+	// SandboxID binds the group to the pod sandbox it was made for: a container claiming the
+	// same pod with another live sandbox is refused.
+	SandboxID    string `json:"sandboxID,omitempty"`
+	SandboxEnded bool   `json:"sandboxEnded,omitempty"`
+
+	// Containers maps each container in the group to when it was placed.
+	Containers map[string]time.Time `json:"containers"`
+	Created    time.Time            `json:"created"`
+	// IdleSince is when the last container left; the group is kept for the retention window.
+	IdleSince *time.Time `json:"idleSince,omitempty"`
+	// Pending says why the group or a container could not be placed (e.g. no free RMID);
+	// a later hook call or reconcile retries.
+	Pending string `json:"pending,omitempty"`
+	// RemoveFailed says why removing the group failed; it is retried, never forgotten.
+	RemoveFailed string `json:"removeFailed,omitempty"`
+}
+
+// Store is the state directory.
+type Store struct{ dir string }
+
+const (
+	groupsDir     = "groups"
+	containersDir = "containers"
+	locksDir      = "locks"
+)
+
+// Open makes sure the state directory is there and writable.
+func Open(dir string) (*Store, error) {
+	for _, d := range []string{groupsDir, containersDir, locksDir} {
+		if err := os.MkdirAll(filepath.Join(dir, d), 0o700); err != nil {
+			return nil, fmt.Errorf("state dir: %w", err)
+		}
+	}
+	probe, err := os.CreateTemp(dir, ".probe-*")
+	if err != nil {
+		return nil, fmt.Errorf("state dir %s is not writable: %w", dir, err)
+	}
+	_ = probe.Close()
+	_ = os.Remove(probe.Name())
+	return &Store{dir: dir}, nil
+}
+
+// Dir is the state directory.
+func (s *Store) Dir() string { return s.dir }
+
+func (s *Store) recordPath(group string) string {
+	return filepath.Join(s.dir, groupsDir, group+".json")
+}
+
+// Load reads a group's record; ok is false when the group is not ours.
+func (s *Store) Load(group string) (r Record, ok bool, err error) {
+	b, err := os.ReadFile(s.recordPath(group))
+	if errors.Is(err, fs.ErrNotExist) {
+		return Record{}, false, nil
+	}
+	if err != nil {
+		return Record{}, false, fmt.Errorf("read record of %s: %w", group, err)
+	}
+	r, err = ParseRecord(b)
+	if err != nil {
+		return Record{}, false, fmt.Errorf("record of %s: %w", group, err)
+	}
+	return r, true, nil
+}
+
+// ParseRecord parses a record file.
+func ParseRecord(b []byte) (Record, error) {
+	if len(b) > 1<<20 {
+		return Record{}, fmt.Errorf("record is larger than 1 MiB")
+	}
+	var r Record
+	if err := json.Unmarshal(b, &r); err != nil {
+		return Record{}, fmt.Errorf("parse record: %w", err)
+	}
+	if r.Group == "" || strings.ContainsAny(r.Group, "/\x00") || r.Group == "." || r.Group == ".." {
+		return Record{}, fmt.Errorf("record names no valid group: %q", r.Group)
+	}
+	if r.Containers == nil {
+		r.Containers = map[string]time.Time{}
+	}
+	return r, nil
+}
+
+// Save writes a record atomically.
+func (s *Store) Save(r Record) error {
+	if r.Containers == nil {
+		r.Containers = map[string]time.Time{}
+	}
+	b, err := json.MarshalIndent(r, "", "  ")
+	if err != nil {
+		return fmt.Errorf("record of %s: %w", r.Group, err)
+	}
+	return writeAtomic(s.recordPath(r.Group), b)
+}
+
+// Delete forgets a group.
+func (s *Store) Delete(group string) error {
+	if err := os.Remove(s.recordPath(group)); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return fmt.Errorf("forget %s: %w", group, err)
+	}
+	return nil
+}
+
+// List returns every record, sorted by group. Unreadable records are reported, not skipped
+// silently, and the others are still returned.
+func (s *Store) List() ([]Record, error) {
+	es, err := os.ReadDir(filepath.Join(s.dir, groupsDir))
+	if err != nil {
+		return nil, fmt.Errorf("list groups: %w", err)
+	}
+	var out []Record
+	var errs []error
+	for _, e := range es {
+		name, ok := strings.CutSuffix(e.Name(), ".json")
+		if !ok || strings.HasPrefix(name, ".") {
+			continue
+		}
+		r, found, err := s.Load(name)
+		if err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		if found {
+			out = append(out, r)
+		}
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Group < out[j].Group })
+	return out, errors.Join(errs...)
+}
+
+// BindContainer remembers which group a container is in, so poststop finds it by id even
+// when the runtime does not repeat the annotations.
+func (s *Store) BindContainer(id, group string) error {
+	return writeAtomic(filepath.Join(s.dir, containersDir, id), []byte(group))
+}
+
+// ContainerGroup returns the group a container was placed in, or "".
+func (s *Store) ContainerGroup(id string) (string, error) {
+	b, err := os.ReadFile(filepath.Join(s.dir, containersDir, id))
+	if errors.Is(err, fs.ErrNotExist) {
+		return "", nil
+	}
+	if err != nil {
+		return "", fmt.Errorf("container %s: %w", id, err)
+	}
+	return strings.TrimSpace(string(b)), nil
+}
+
+// UnbindContainer forgets a container.
+func (s *Store) UnbindContainer(id string) error {
+	if err := os.Remove(filepath.Join(s.dir, containersDir, id)); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return fmt.Errorf("forget container %s: %w", id, err)
+	}
+	return nil
+}
+
+// writeAtomic replaces path with b: a reader sees the old file or the new one, never half.
+func writeAtomic(path string, b []byte) error {
+	tmp, err := os.CreateTemp(filepath.Dir(path), ".tmp-"+filepath.Base(path)+"-*")
+	if err != nil {
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	_, werr := tmp.Write(b)
+	cerr := tmp.Close()
+	if err := errors.Join(werr, cerr); err != nil {
+		_ = os.Remove(tmp.Name())
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	if err := os.Rename(tmp.Name(), path); err != nil {
+		_ = os.Remove(tmp.Name())
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	return nil
+}

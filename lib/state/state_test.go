@@ -1,0 +1,134 @@
+package state
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"sync"
+	"testing"
+	"time"
+)
+
+func TestRecordsAndContainers(t *testing.T) {
+	t.Parallel()
+	s, err := Open(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := Record{Group: "g1", Path: "mon_groups/g1", Containers: map[string]time.Time{"c1": time.Unix(1, 0).UTC()}}
+	if err := s.Save(r); err != nil {
+		t.Fatal(err)
+	}
+	got, ok, err := s.Load("g1")
+	if err != nil || !ok || got.Path != r.Path || len(got.Containers) != 1 {
+		t.Fatalf("load: %+v, %v, %v", got, ok, err)
+	}
+	if _, ok, _ := s.Load("nope"); ok {
+		t.Errorf("a missing record loaded")
+	}
+	if err := s.BindContainer("c1", "g1"); err != nil {
+		t.Fatal(err)
+	}
+	if g, _ := s.ContainerGroup("c1"); g != "g1" {
+		t.Errorf("container group %q", g)
+	}
+	list, err := s.List()
+	if err != nil || len(list) != 1 {
+		t.Errorf("list: %v, %v", list, err)
+	}
+	if err := s.Delete("g1"); err != nil {
+		t.Fatal(err)
+	}
+	if list, _ := s.List(); len(list) != 0 {
+		t.Errorf("after delete: %v", list)
+	}
+}
+
+func TestOpenUnwritable(t *testing.T) {
+	t.Parallel()
+	file := filepath.Join(t.TempDir(), "f")
+	if err := os.WriteFile(file, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Open(filepath.Join(file, "state")); err == nil {
+		t.Errorf("a state dir under a file was accepted")
+	}
+}
+
+// The lock excludes other holders, also across processes (flock on separate descriptors
+// behaves the same within one process).
+func TestLock(t *testing.T) {
+	t.Parallel()
+	s, err := Open(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	l, err := s.Lock("g", time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.TryLock("g"); !errors.Is(err, ErrLocked) {
+		t.Errorf("second holder: %v", err)
+	}
+	if _, err := s.TryLock("other"); err != nil {
+		t.Errorf("another group's lock: %v", err)
+	}
+	if err := l.Unlock(); err != nil {
+		t.Fatal(err)
+	}
+	counter, max := 0, 0
+	var mu sync.Mutex
+	var wg sync.WaitGroup
+	for range 20 {
+		wg.Go(func() {
+			l, err := s.Lock("g", 10*time.Second)
+			if err != nil {
+				t.Error(err)
+				return
+			}
+			mu.Lock()
+			counter++
+			if counter > max {
+				max = counter
+			}
+			mu.Unlock()
+			time.Sleep(time.Millisecond)
+			mu.Lock()
+			counter--
+			mu.Unlock()
+			_ = l.Unlock()
+		})
+	}
+	wg.Wait()
+	if max != 1 {
+		t.Errorf("%d holders at once", max)
+	}
+}
+
+func TestFailures(t *testing.T) {
+	t.Parallel()
+	s, err := Open(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	now := time.Now().UTC()
+	for _, r := range []string{"create", "identity"} {
+		if err := s.RecordFailure(Failure{Time: now, Reason: r, Subject: "c", Error: "x"}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	got, err := s.Failures(now.Add(-time.Second))
+	if err != nil || len(got) != 2 || got[1].Reason != "identity" {
+		t.Errorf("failures: %+v, %v", got, err)
+	}
+}
+
+func FuzzParseRecord(f *testing.F) {
+	f.Add([]byte(`{"group":"g","path":"mon_groups/g","containers":{"c":"2026-01-01T00:00:00Z"}}`))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		r, err := ParseRecord(b)
+		if err == nil && (r.Group == "" || r.Containers == nil) {
+			t.Errorf("accepted %+v", r)
+		}
+	})
+}

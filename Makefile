@@ -47,7 +47,7 @@ lint:
 	golangci-lint run ./...
 
 demo: deps build
-	bash test/demo.sh $(BIN)/resctrlsim
+	bash test/demo.sh $(BIN)
 
 # The binary first, the hooks.d JSON second: a JSON whose path does not exist when the
 # runtime loads it is dropped.

@@ -1,52 +1,90 @@
 #!/usr/bin/env bash
-# The demo on the resctrl simulator: a pod's group, a workload that forks, and the difference
-# between placing the workload before its first fork and after it (the fork race), with the
-# counters that follow. Usage: test/demo.sh path/to/resctrlsim
+# The main job, end to end: a pod of two real runc containers whose config.json lists the
+# resctrl-mon hook. Each container forks busy workers the moment it starts; the hook has
+# already put the container's init in the pod's group, so every worker is counted. Runs on
+# /sys/fs/resctrl when the host has resctrl, otherwise on the built-in simulator.
+# Usage: test/demo.sh BINDIR (holding resctrl-mon-hook and resctrlsim)
 set -euo pipefail
-sim=${1:?usage: demo.sh path/to/resctrlsim}
-dir=$(mktemp -d /tmp/resctrl-demo.XXXXXX)
-work=$(mktemp -d)
-pids=()
+bin=$(cd "${1:?usage: demo.sh BINDIR}" && pwd)
+work=$(mktemp -d /tmp/resctrl-demo.XXXXXX)
+pod=5f0c3a9e-7d2b-4c1a-9e8f-0123456789ab
+sandbox=$(printf 'd%.0s' $(seq 64))
+runc=(runc --root "$work/runc")
+simpid=
 cleanup() {
-	for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
-	wait 2>/dev/null || true
-	rmdir "$dir" 2>/dev/null || true
+	for c in app sidecar; do "${runc[@]}" delete -f "$c" >/dev/null 2>&1 || true; done
+	if [ -n "$simpid" ]; then kill "$simpid" 2>/dev/null || true; wait "$simpid" 2>/dev/null || true; fi
 	rm -rf "$work"
 }
 trap cleanup EXIT
 
-"$sim" mount --debug --perf-pkg-domains 1 "$dir" 2>"$work/sim.log" &
-pids+=($!)
-for _ in $(seq 100); do [ -e "$dir/info/last_cmd_status" ] && break; sleep 0.05; done
-[ -e "$dir/info/last_cmd_status" ] || { cat "$work/sim.log" >&2; exit 1; }
-echo "== resctrl simulator mounted on $dir"
-echo "num_rmids: $(cat "$dir/info/L3_MON/num_rmids")  features: $(tr '\n' ' ' <"$dir/info/L3_MON/mon_features")"
+if grep -qs ' /sys/fs/resctrl resctrl ' /proc/mounts; then
+	root=/sys/fs/resctrl
+	echo "== using the kernel's resctrl at $root"
+else
+	root=$work/resctrl
+	mkdir -p "$root"
+	"$bin/resctrlsim" mount --debug --perf-pkg-domains 1 "$root" 2>"$work/sim.log" &
+	simpid=$!
+	for _ in $(seq 100); do [ -e "$root/info/last_cmd_status" ] && break; sleep 0.05; done
+	[ -e "$root/info/last_cmd_status" ] || { cat "$work/sim.log" >&2; exit 1; }
+	echo "== no resctrl on this host: the simulator is mounted at $root"
+fi
 
-early=$dir/mon_groups/11111111-2222-3333-4444-555555555555
-late=$dir/mon_groups/66666666-7777-8888-9999-000000000000
-mkdir "$early" "$late"
-echo "== made two pod groups (RMIDs $(cat "$early/mon_hw_id") and $(cat "$late/mon_hw_id"))"
+cat >"$work/config.yaml" <<YAML
+resctrlRoot: $root
+stateDir: $work/state
+snapshotDir: $work/snapshots
+retention: 0s
+log: file:$work/hook.log
+YAML
 
-# A workload that, as soon as it is released, forks four busy workers.
-script='while [ ! -e "$0" ]; do sleep 0.01; done
-	for i in 1 2 3 4; do (n=0; while [ $n -lt 200000 ]; do n=$((n+1)); done; exec sleep 30) & done; wait'
+# A busybox rootfs shared read-only by both containers.
+mkdir -p "$work/rootfs/bin" "$work/rootfs/proc" "$work/rootfs/dev" "$work/rootfs/sys" "$work/rootfs/tmp"
+cp "$(command -v busybox)" "$work/rootfs/bin/busybox"
+for c in sh sleep; do ln -s busybox "$work/rootfs/bin/$c"; done
 
-# Early: the workload is placed while still held, before its first fork (what the hook does).
-sh -c "$script" "$work/gate1" & p1=$!; pids+=($p1)
-echo "$p1" >"$early/tasks"
-touch "$work/gate1"
-# Late: placed after it started forking (what a daemon that notices containers does).
-sh -c "$script" "$work/gate2" & p2=$!; pids+=($p2)
-touch "$work/gate2"; sleep 0.3
-echo "$p2" >"$late/tasks"
+# Each container starts forking at once: four busy workers, then it waits.
+workload='for i in 1 2 3 4; do (n=0; while [ $n -lt 300000 ]; do n=$((n+1)); done; exec sleep 600) & done; exec sleep 600'
+bundle() { # name
+	local dir=$work/$1
+	mkdir -p "$dir"
+	(cd "$dir" && runc spec)
+	jq --arg root "$work/rootfs" --arg hook "$bin/resctrl-mon-hook" --arg cfg "$work/config.yaml" \
+		--arg pod "$pod" --arg sb "$sandbox" --arg name "$1" --arg w "$workload" '
+		.root = {path: $root, readonly: true} |
+		.process.terminal = false | .process.args = ["sh", "-c", $w] |
+		.linux.cgroupsPath = "/resctrl-mon-demo/" + $name |
+		.annotations = {"io.kubernetes.pod.uid": $pod, "io.kubernetes.cri-o.SandboxID": $sb,
+			"io.kubernetes.cri-o.ContainerType": "container", "io.kubernetes.pod.namespace": "demo",
+			"io.kubernetes.pod.name": "web", "io.kubernetes.container.name": $name} |
+		.hooks = {createRuntime: [{path: $hook, args: ["resctrl-mon-hook", "--config", $cfg, "createRuntime"], timeout: 10}],
+			poststop: [{path: $hook, args: ["resctrl-mon-hook", "--config", $cfg, "poststop"], timeout: 10}]}
+	' "$dir/config.json" >"$dir/config.json.new"
+	mv "$dir/config.json.new" "$dir/config.json"
+}
+
+group=$root/mon_groups/$pod
+for c in app sidecar; do
+	bundle "$c"
+	"${runc[@]}" run -d --bundle "$work/$c" "$c" </dev/null >/dev/null
+done
+echo "== started two containers of pod $pod with runc; the hook said:"
+sed 's/^/   /' "$work/hook.log"
 
 sleep 2
-count() { pgrep -P "$1" | wc -l; }
-echo "== placed before the first fork: $(wc -l <"$early/tasks") tasks in the group (the workload and its $(count "$p1") workers)"
-echo "== placed after it started:     $(wc -l <"$late/tasks") task in the group, $(count "$p2") workers left out"
-for g in "$early" "$late"; do
-	echo "-- $(basename "$g"): mbm_total_bytes $(cat "$g/mon_data/mon_L3_00/mbm_total_bytes")," \
-		"llc_occupancy $(cat "$g/mon_data/mon_L3_00/llc_occupancy")," \
-		"core_energy $(cat "$g/mon_data/mon_PERF_PKG_00/core_energy") J"
-done
-echo "== the OCI hooks that place containers before their first fork come next; this demo will then run a real runc container through them"
+cgroup_tasks() { for c in app sidecar; do cat "/sys/fs/cgroup/pids/resctrl-mon-demo/$c/tasks" 2>/dev/null || true; done | sort -n; }
+in_group=$(sort -n "$group/tasks")
+in_cgroups=$(cgroup_tasks)
+echo "== the containers' cgroups hold $(echo "$in_cgroups" | wc -l) tasks; the pod's group holds $(echo "$in_group" | wc -l) (RMID $(cat "$group/mon_hw_id" 2>/dev/null || echo '?'))"
+missing=$(comm -23 <(echo "$in_cgroups") <(echo "$in_group") | wc -l)
+echo "   tasks of the pod outside its group: $missing"
+echo "== the pod's counters:"
+for f in "$group"/mon_data/*/*; do printf '   %-32s %s\n' "${f#$group/mon_data/}" "$(cat "$f")"; done
+
+for c in app sidecar; do "${runc[@]}" delete -f "$c" >/dev/null; done
+echo "== deleted both containers: group $( [ -e "$group" ] && echo 'still there' || echo 'removed' ), snapshots:"
+ls "$work/snapshots" | sed 's/^/   /'
+echo "== the .end snapshot:"
+jq -c '.readings[] | {domain, name, value, kind, unit}' "$work/snapshots/$pod.end" | sed 's/^/   /'
+[ "$missing" -eq 0 ]

@@ -8,6 +8,9 @@ set -euo pipefail
 declare -A pkgs=(
 	[fuse3]=fusermount3           # FUSE userspace (the simulator mounts with mount(2), fusermount is the fallback)
 	[util-linux]=setpriv          # tests drop privileges with setpriv
+	[runc]=runc                   # the demo's and the end-to-end tests' runtime
+	[busybox-static]=busybox      # the containers' rootfs
+	[jq]=jq                       # the demo edits config.json with it
 )
 
 missing=()

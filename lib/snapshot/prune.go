@@ -27,10 +27,9 @@ const tempGrace = time.Minute
 // once the .end is gone, so a failed remove leaves at worst a lone .begin. Temp files of
 // Write older than a minute are removed too and counted. A missing dir has nothing to prune.
 //
-// Prune knows nothing of live groups: a group alive longer than maxAge, or among the oldest
-// beyond maxCount, loses its .begin, and its .end will then be alone. Choose limits well
-// above pod lifetimes and counts, and do not run Prune concurrently with a Write of an .end
-// into the same dir (Prune may be removing that group's .begin).
+// A .begin without its .end belongs to a group that is still alive (or to one whose removal
+// has not been recorded yet): it is never pruned and not counted, so a pod that lives longer
+// than maxAge still has its .begin when its .end is written.
 func Prune(dir string, maxAge time.Duration, maxCount int, now time.Time) (removed int, err error) {
 	return prune(dir, maxAge, maxCount, now, os.Remove)
 }
@@ -117,9 +116,14 @@ func prune(dir string, maxAge time.Duration, maxCount int, now time.Time, remove
 		}
 		return strings.Compare(a.group, b.group)
 	})
-	for i, u := range list {
+	complete := 0
+	for _, u := range list {
+		if !slices.ContainsFunc(u.names, func(n string) bool { return strings.HasSuffix(n, "."+string(End)) }) {
+			continue // a live group's .begin
+		}
 		tooOld := maxAge > 0 && now.Sub(u.newest) > maxAge
-		tooMany := maxCount > 0 && i >= maxCount
+		tooMany := maxCount > 0 && complete >= maxCount
+		complete++
 		if !tooOld && !tooMany {
 			continue
 		}

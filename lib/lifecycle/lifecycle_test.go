@@ -134,6 +134,8 @@ func TestPodLifetime(t *testing.T) {
 	if e.sim.RMID(group) != rmid {
 		t.Errorf("the pod's RMID changed while it lived")
 	}
+	// A counter with no value is recorded as such, never as zero.
+	e.sim.SetCounterState("mbm_local_bytes", "Unavailable", group)
 	// The last container goes; its process must be gone too before the group can go.
 	_ = syscall.Kill(p1, syscall.SIGKILL)
 	_ = syscall.Kill(p2, syscall.SIGKILL)
@@ -148,6 +150,9 @@ func TestPodLifetime(t *testing.T) {
 		}
 		if s.Pod == nil || s.Pod.UID != podA || s.Path != group || len(s.Readings) == 0 {
 			t.Errorf("%s snapshot: %+v", kind, s)
+		}
+		if kind == "end" && !slices.Equal(s.Unavailable, []string{"mon_L3_00/mbm_local_bytes"}) {
+			t.Errorf("end snapshot: unavailable %v", s.Unavailable)
 		}
 	}
 	if recs, _ := e.m.Store().List(); len(recs) != 0 {

@@ -1,6 +1,8 @@
 package lifecycle
 
 import (
+	"os"
+	"path/filepath"
 	"strings"
 	"time"
 
@@ -25,6 +27,7 @@ func (m *Manager) writeSnapshot(rec state.Record, kind snapshot.Kind) {
 	if rec.PodUID != "" || rec.PodName != "" {
 		s.Pod = &snapshot.Pod{UID: rec.PodUID, Namespace: rec.Namespace, Name: rec.PodName}
 	}
+	s.Unavailable = unavailable(filepath.Join(m.cfg.ResctrlRoot, rec.Path, "mon_data"), readings)
 	for _, r := range readings {
 		kind := "gauge"
 		if r.Kind == monitor.Cumulative {
@@ -50,4 +53,25 @@ func (m *Manager) recordFailure(reason, subject string, err error) {
 		Error: strings.TrimSpace(err.Error())}); serr != nil {
 		m.log.Warn("recording a failure", "err", serr)
 	}
+}
+
+// unavailable lists the counter files goresctrl returned no number for: they read
+// "Unavailable", "Error" or "Unassigned", which is no sample, not zero, and a consumer must
+// know which.
+func unavailable(monData string, got []monitor.Reading) []string {
+	have := map[string]bool{}
+	for _, r := range got {
+		have[r.Domain+"/"+r.Name] = true
+	}
+	var out []string
+	domains, _ := os.ReadDir(monData)
+	for _, d := range domains {
+		files, _ := os.ReadDir(filepath.Join(monData, d.Name()))
+		for _, f := range files {
+			if k := d.Name() + "/" + f.Name(); !f.IsDir() && !have[k] {
+				out = append(out, k)
+			}
+		}
+	}
+	return out
 }

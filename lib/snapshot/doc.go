@@ -79,5 +79,6 @@
 // # Retention
 //
 // Prune deletes old snapshots by age and by count. A group's .begin and .end go together,
-// the .end first, so a consumer never finds an .end without its .begin.
+// the .end first, so a consumer never finds an .end without its .begin; a .begin without its
+// .end (a live group) is never pruned.
 package snapshot

@@ -12,6 +12,8 @@ import (
 	"path/filepath"
 	"time"
 
+	"github.com/intel/goresctrl/pkg/monitor"
+
 	specs "github.com/opencontainers/runtime-spec/specs-go"
 
 	"github.com/resctrl-mon/resctrl-mon/lib/config"
@@ -37,6 +39,8 @@ func Run(stage string, stdin io.Reader, stderr io.Writer, cfg config.Config, cfg
 		log, closer = slog.New(slog.NewTextHandler(stderr, nil)), io.NopCloser(nil)
 	}
 	defer closer.Close()
+	// goresctrl logs through a process-wide logger; a hook is one process per call.
+	monitor.SetLogger(log.With("lib", "goresctrl"))
 
 	// Read stdin to EOF first, whatever happens next: a runtime may fail writing to a hook
 	// that stopped reading.

@@ -4,18 +4,22 @@
 # PATH (the module proxy provides every Go dependency).
 set -euo pipefail
 
-# Debian packages, and a command that shows each is there.
+# Debian packages, and how to tell each is there.
 declare -A pkgs=(
-	[fuse3]=fusermount3           # FUSE userspace (the simulator mounts with mount(2), fusermount is the fallback)
-	[util-linux]=setpriv          # tests drop privileges with setpriv
-	[runc]=runc                   # the demo's and the end-to-end tests' runtime
-	[busybox-static]=busybox      # the containers' rootfs
-	[jq]=jq                       # the demo edits config.json with it
+	[fuse3]="command -v fusermount3"        # FUSE userspace (the simulator mounts with mount(2); fusermount is the fallback)
+	[util-linux]="command -v setpriv"       # tests drop privileges with setpriv
+	[runc]="test -x /usr/sbin/runc"         # the demo's and the end-to-end tests' runtime
+	[crun]="command -v crun"                # the second OCI runtime under test
+	[podman]="command -v podman"            # hooks.d (--hooks-dir), the CRI-O mechanism
+	[conmon]="command -v conmon"            # podman's container monitor
+	[netavark]="test -x /usr/lib/podman/netavark"  # podman's network backend, even with --network none
+	[busybox-static]="dpkg -s busybox-static"      # the containers' rootfs (the dynamic busybox will not do)
+	[jq]="command -v jq"                    # the demo edits config.json with it
 )
 
 missing=()
 for p in "${!pkgs[@]}"; do
-	command -v "${pkgs[$p]}" >/dev/null 2>&1 || missing+=("$p")
+	eval "${pkgs[$p]}" >/dev/null 2>&1 || missing+=("$p")
 done
 if ((${#missing[@]})); then
 	if [ "$(id -u)" != 0 ]; then

@@ -1,0 +1,94 @@
+package e2e
+
+import (
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"testing"
+	"time"
+)
+
+// requireEnv is the variable that turns a missing precondition from a skip into a failure.
+const requireEnv = "RESCTRLSIM_REQUIRE"
+
+// unavailable skips the test for a missing precondition, or fails it when RESCTRLSIM_REQUIRE=1.
+func unavailable(t testing.TB, format string, args ...any) {
+	t.Helper()
+	msg := fmt.Sprintf(format, args...)
+	if os.Getenv(requireEnv) == "1" {
+		t.Fatalf("%s (%s=1 forbids skipping)", msg, requireEnv)
+	}
+	t.Skip(msg)
+}
+
+// requireRoot stops a test that is not root: creating containers, cgroups and mounts needs it.
+func requireRoot(t testing.TB) {
+	t.Helper()
+	if os.Geteuid() != 0 {
+		unavailable(t, "e2e: containers need root")
+	}
+}
+
+// lookBin finds a program on PATH, or in the sbin directories that a non-login root shell may
+// lack on PATH (Debian installs runc as /usr/sbin/runc).
+func lookBin(t testing.TB, name string) string {
+	t.Helper()
+	if p, err := exec.LookPath(name); err == nil {
+		return p
+	}
+	for _, dir := range []string{"/usr/sbin", "/sbin", "/usr/local/sbin"} {
+		p := filepath.Join(dir, name)
+		if fi, err := os.Stat(p); err == nil && fi.Mode().IsRegular() && fi.Mode()&0o111 != 0 {
+			return p
+		}
+	}
+	unavailable(t, "e2e: %s is not installed", name)
+	return ""
+}
+
+// shortTempDir makes a directory with a short path, removed when the test ends. Not
+// t.TempDir: that path embeds the test's name, and runtimes put unix sockets under their
+// state and bundle directories, whose paths are limited to 108 bytes.
+func shortTempDir(t testing.TB, pattern string) string {
+	t.Helper()
+	dir, err := os.MkdirTemp("", pattern)
+	if err != nil {
+		t.Fatalf("e2e: make temp dir: %v", err)
+	}
+	t.Cleanup(func() {
+		if err := os.RemoveAll(dir); err != nil {
+			t.Errorf("e2e: remove %s: %v", dir, err)
+		}
+	})
+	return dir
+}
+
+// WriteScript writes an executable shell script with the given body (after a #!/bin/sh line)
+// to a fresh temporary directory and returns its path. Hooks run on the host, so the script
+// runs with the host's /bin/sh.
+func WriteScript(t testing.TB, name, body string) string {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), name)
+	if err := os.WriteFile(path, []byte("#!/bin/sh\n"+body), 0o755); err != nil {
+		t.Fatalf("e2e: write script %s: %v", path, err)
+	}
+	return path
+}
+
+// Poll calls f every 20ms until it returns nil or timeout passes, and returns f's last error.
+// Containers start asynchronously (a detached run returns before the container's shell has
+// forked its children), so assertions about their processes must wait.
+func Poll(timeout time.Duration, f func() error) error {
+	deadline := time.Now().Add(timeout)
+	for {
+		err := f()
+		if err == nil {
+			return nil
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("after %v: %w", timeout, err)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}

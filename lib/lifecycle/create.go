@@ -58,6 +58,14 @@ func (m *Manager) Create(st specs.State) (out Outcome, err error) {
 	if err != nil {
 		return out, err
 	}
+	if owned && m.expired(rec) {
+		// Idle past the retention window: the pod's old life is over and its counts are
+		// final. A new group makes sure nothing of the old one is carried over.
+		if action, detail := m.remove(rec); action != "removed" {
+			return out, fmt.Errorf("the expired group %s of this pod could not be removed: %s", rec.Path, detail)
+		}
+		owned = false
+	}
 	if !owned {
 		rec = state.Record{Group: name, Path: out.Group, Class: class, PodUID: idn.PodUID, Namespace: idn.Namespace,
 			PodName: idn.PodName, SandboxID: idn.SandboxID, Created: m.now().UTC()}

@@ -204,14 +204,37 @@ func TestRetention(t *testing.T) {
 	waitGone(t, p)
 	e.stop("c1-restarted", crio(podA, sbA))
 	e.now = e.now.Add(2 * time.Minute)
-	if removed, err := e.m.Sweep(); err != nil || !slices.Equal(removed, []string{group}) {
-		t.Fatalf("sweep after the window: %v, %v", removed, err)
-	}
-	if _, err := e.create("c1-late", e.proc(), crio(podA, sbA)); err != nil {
-		t.Fatal(err)
+	// A restart after the window, before any sweep, gets a fresh group.
+	if out, err := e.create("c1-late", e.proc(), crio(podA, sbA)); err != nil || out.Action != "created" {
+		t.Fatalf("restart after the window: %+v, %v", out, err)
 	}
 	if got := e.sim.RMID(group); got == rmid || got < 1 {
 		t.Errorf("after the window: RMID %d, want a new one (not %d)", got, rmid)
+	}
+	if _, err := os.Stat(filepath.Join(e.cfg.SnapshotDir, podA+".end")); err != nil {
+		t.Errorf("the expired group's end snapshot: %v", err)
+	}
+}
+
+// Sweep removes groups idle past the window, and only those.
+func TestSweep(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, resctrlsim.Options{}, func(c *config.Config) { c.Retention = config.Duration(time.Minute) })
+	for _, pod := range []string{podA, podB} {
+		p := e.proc()
+		if _, err := e.create("c-"+pod, p, crio(pod, sbA)); err != nil {
+			t.Fatal(err)
+		}
+		_ = syscall.Kill(p, syscall.SIGKILL)
+		waitGone(t, p)
+	}
+	e.stop("c-"+podA, crio(podA, sbA))
+	e.now = e.now.Add(2 * time.Minute)
+	if removed, err := e.m.Sweep(); err != nil || !slices.Equal(removed, []string{"mon_groups/" + podA}) {
+		t.Fatalf("sweep: %v, %v", removed, err)
+	}
+	if !e.exists("mon_groups/" + podB) {
+		t.Errorf("a group with a container was swept")
 	}
 }
 

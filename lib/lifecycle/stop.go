@@ -159,9 +159,8 @@ const sweepEvery = 10 * time.Second
 // retries failed removals. Groups locked by a running hook are left for the next sweep.
 func (m *Manager) Sweep() (removed []string, err error) {
 	recs, err := m.store.List()
-	now := m.now()
 	for _, r := range recs {
-		if len(r.Containers) > 0 || r.IdleSince == nil || now.Sub(*r.IdleSince) < time.Duration(m.cfg.Retention) {
+		if !m.expired(r) {
 			continue
 		}
 		lock, lerr := m.store.TryLock(r.Group)
@@ -170,8 +169,7 @@ func (m *Manager) Sweep() (removed []string, err error) {
 		}
 		// Re-read under the lock: a container may have joined since the listing.
 		cur, owned, lerr := m.store.Load(r.Group)
-		if lerr == nil && owned && len(cur.Containers) == 0 && cur.IdleSince != nil &&
-			now.Sub(*cur.IdleSince) >= time.Duration(m.cfg.Retention) {
+		if lerr == nil && owned && m.expired(cur) {
 			if action, _ := m.remove(cur); action == "removed" {
 				removed = append(removed, cur.Path)
 			}
@@ -193,4 +191,9 @@ func (m *Manager) MaybeSweep() ([]string, error) {
 	now := m.now()
 	_ = os.Chtimes(stamp, now, now)
 	return m.Sweep()
+}
+
+// expired reports whether a group has been idle for the whole retention window.
+func (m *Manager) expired(r state.Record) bool {
+	return len(r.Containers) == 0 && r.IdleSince != nil && m.now().Sub(*r.IdleSince) >= time.Duration(m.cfg.Retention)
 }

@@ -1,0 +1,235 @@
+package e2e_test
+
+import (
+	"bufio"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	specs "github.com/opencontainers/runtime-spec/specs-go"
+
+	"github.com/resctrl-mon/resctrl-mon/lib/state"
+	"github.com/resctrl-mon/resctrl-mon/test/e2e"
+	"github.com/resctrl-mon/resctrl-mon/test/resctrlsim"
+)
+
+// binaries are built once per test binary: the hook, the forking workload, the no-op hook.
+var binaries struct {
+	once               sync.Once
+	dir                string
+	hook, forker, noop string
+	err                error
+}
+
+func buildBinaries(t testing.TB) {
+	t.Helper()
+	binaries.once.Do(func() {
+		binaries.dir, binaries.err = os.MkdirTemp("", "resctrl-mon-e2e-bin-")
+		if binaries.err != nil {
+			return
+		}
+		for out, pkg := range map[*string]string{&binaries.hook: "../../hooks", &binaries.forker: "./forker", &binaries.noop: "./noophook"} {
+			*out = filepath.Join(binaries.dir, filepath.Base(pkg))
+			cmd := exec.Command("go", "build", "-trimpath", "-o", *out, pkg)
+			cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
+			if b, err := cmd.CombinedOutput(); err != nil {
+				binaries.err = fmt.Errorf("go build %s: %w\n%s", pkg, err, b)
+				return
+			}
+		}
+	})
+	if binaries.err != nil {
+		t.Fatal(binaries.err)
+	}
+}
+
+// hookEnv is one test's resctrl (the simulator), configuration and state.
+type hookEnv struct {
+	t        *testing.T
+	sim      *resctrlsim.Sim
+	dir      string
+	cfgPath  string
+	stateDir string
+	snapDir  string
+	logPath  string
+	rootfs   string
+}
+
+func newHookEnv(t *testing.T, simOpts resctrlsim.Options, cfg string) *hookEnv {
+	t.Helper()
+	buildBinaries(t)
+	simOpts.Debug = true
+	e := &hookEnv{t: t, sim: resctrlsim.MountT(t, simOpts), dir: t.TempDir()}
+	e.cfgPath = filepath.Join(e.dir, "config.yaml")
+	e.stateDir = filepath.Join(e.dir, "state")
+	e.snapDir = filepath.Join(e.dir, "snapshots")
+	e.logPath = filepath.Join(e.dir, "hook.log")
+	e.rootfs = e2e.Rootfs(t, map[string]string{"forker": binaries.forker})
+	e.config(cfg)
+	return e
+}
+
+// config (re)writes the configuration every hook call reads; extra is more YAML.
+func (e *hookEnv) config(extra string) {
+	e.t.Helper()
+	text := fmt.Sprintf("resctrlRoot: %s\nstateDir: %s\nsnapshotDir: %s\nlog: file:%s\n%s",
+		e.sim.Dir, e.stateDir, e.snapDir, e.logPath, extra)
+	if err := os.WriteFile(e.cfgPath, []byte(text), 0o644); err != nil {
+		e.t.Fatal(err)
+	}
+}
+
+func (e *hookEnv) hooks() *specs.Hooks {
+	h := func(stage string) specs.Hook {
+		return specs.Hook{Path: binaries.hook, Args: []string{"resctrl-mon-hook", "--config", e.cfgPath, stage}, Timeout: intp(10)}
+	}
+	return &specs.Hooks{CreateRuntime: []specs.Hook{h("createRuntime")}, Poststop: []specs.Hook{h("poststop")}}
+}
+
+func intp(n int) *int { return &n }
+
+// bundle makes a bundle running args (the forker by default) with CRI-O's annotations for
+// a pod and the hook.
+func (e *hookEnv) bundle(ann map[string]string, args ...string) *e2e.Bundle {
+	if len(args) == 0 {
+		args = []string{"forker"}
+	}
+	return e2e.NewBundle(e.t, e.rootfs, e2e.BundleOptions{Args: args, Annotations: ann, Hooks: e.hooks()})
+}
+
+// crioPod is what CRI-O puts on a container of the pod.
+func crioPod(uid, sandbox, name string) map[string]string {
+	return map[string]string{
+		"io.kubernetes.pod.uid":             uid,
+		"io.kubernetes.pod.namespace":       "e2e",
+		"io.kubernetes.pod.name":            "pod",
+		"io.kubernetes.container.name":      name,
+		"io.kubernetes.cri-o.SandboxID":     sandbox,
+		"io.kubernetes.cri-o.ContainerType": "container",
+		"io.kubernetes.cri-o.Labels":        `{"io.kubernetes.pod.uid":"` + uid + `"}`,
+	}
+}
+
+func sandboxOf(c byte) string { return strings.Repeat(string(c), 64) }
+
+func (e *hookEnv) groupTasks(group string) []int {
+	e.t.Helper()
+	b, err := os.ReadFile(filepath.Join(e.sim.Dir, group, "tasks"))
+	if err != nil {
+		e.t.Fatalf("tasks of %s: %v", group, err)
+	}
+	var out []int
+	for _, f := range strings.Fields(string(b)) {
+		n, _ := strconv.Atoi(f)
+		out = append(out, n)
+	}
+	return out
+}
+
+func (e *hookEnv) exists(group string) bool {
+	_, err := os.Stat(filepath.Join(e.sim.Dir, group))
+	return err == nil
+}
+
+func (e *hookEnv) rmid(group string) int {
+	e.t.Helper()
+	b, err := os.ReadFile(filepath.Join(e.sim.Dir, group, "mon_hw_id"))
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	n, _ := strconv.Atoi(strings.TrimSpace(string(b)))
+	return n
+}
+
+func (e *hookEnv) records() []state.Record {
+	e.t.Helper()
+	s, err := state.Open(e.stateDir)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	recs, err := s.List()
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	return recs
+}
+
+func (e *hookEnv) log() string {
+	b, _ := os.ReadFile(e.logPath)
+	return string(b)
+}
+
+// waitReady waits until the forker in the bundle printed "ready": all its children and
+// threads exist.
+func waitReady(t *testing.T, b *e2e.Bundle) {
+	t.Helper()
+	err := e2e.Poll(20*time.Second, func() error {
+		out, _ := os.ReadFile(b.StdoutPath())
+		if !strings.Contains(string(out), "ready") {
+			errOut, _ := os.ReadFile(b.StderrPath())
+			return fmt.Errorf("forker not ready; stderr: %s", errOut)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+// outside returns the tasks of the container's cgroup that are not in the group.
+func (e *hookEnv) outside(r *e2e.Runtime, id, group string) (missing, total int) {
+	e.t.Helper()
+	st, err := r.State(id)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	tids, err := e2e.CgroupTasks(st.Pid)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	in := e.groupTasks(group)
+	for _, tid := range tids {
+		if !slices.Contains(in, tid) {
+			missing++
+		}
+	}
+	return missing, len(tids)
+}
+
+// readRecordFile reads the raw record of a group.
+func (e *hookEnv) readRecordFile(group string) map[string]any {
+	e.t.Helper()
+	b, err := os.ReadFile(filepath.Join(e.stateDir, "groups", group+".json"))
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	var m map[string]any
+	if err := json.Unmarshal(b, &m); err != nil {
+		e.t.Fatal(err)
+	}
+	return m
+}
+
+// lines counts lines of the hook log holding all of words.
+func (e *hookEnv) logLines(words ...string) int {
+	n := 0
+	sc := bufio.NewScanner(strings.NewReader(e.log()))
+	for sc.Scan() {
+		ok := true
+		for _, w := range words {
+			ok = ok && strings.Contains(sc.Text(), w)
+		}
+		if ok {
+			n++
+		}
+	}
+	return n
+}

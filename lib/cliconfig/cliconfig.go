@@ -31,6 +31,9 @@ func Load(c *cli.Context) (config.Config, error) {
 	cfg, err := config.Load(c.String("config"), os.Environ())
 	if err != nil {
 		cfg = config.Default()
+		if p := config.PolicyHint(c.String("config")); p != "" {
+			cfg.FailurePolicy = p
+		}
 		_ = cfg.ApplyEnv(os.Environ())
 	}
 	for _, k := range config.Keys() {

@@ -123,3 +123,22 @@ func TestShippedConfigIsTheDefaults(t *testing.T) {
 		t.Errorf("install/config.yaml = %+v, defaults are %+v", c, want)
 	}
 }
+
+func TestPolicyHint(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	for text, want := range map[string]FailurePolicy{
+		"failurePolicy: closed\nretention: soon\n": FailClosed,
+		"failurePolicy: open\nbogus: 1\n":          FailOpen,
+		"failurePolicy: sometimes\n":               "",
+		"[":                                        "",
+	} {
+		path := filepath.Join(dir, "c.yaml")
+		if err := os.WriteFile(path, []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if got := PolicyHint(path); got != want {
+			t.Errorf("%q: %q, want %q", text, got, want)
+		}
+	}
+}

@@ -45,6 +45,10 @@ func (m *Manager) Create(st specs.State) (out Outcome, err error) {
 	if err := checkCgroup(st.Pid, spec); err != nil {
 		return out, err
 	}
+	// A pid that is gone is bad input: find out before a group is made for it.
+	if _, err := threads(st.Pid); err != nil {
+		return out, fmt.Errorf("%w: %w", ErrBadInput, err)
+	}
 	class := ocistate.ClosID(spec)
 	out.Group = groupPath(class, name)
 

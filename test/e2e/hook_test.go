@@ -104,8 +104,11 @@ func TestHookPodman(t *testing.T) {
 			group := "mon_groups/" + uid
 			err = e2e.Poll(10*time.Second, func() error {
 				tids, err := e2e.CgroupTasks(pid)
-				if err != nil || len(tids) < 3 {
-					return fmt.Errorf("container not started: %v %v", tids, err)
+				if err != nil {
+					return err
+				}
+				if len(tids) < 3 {
+					return fmt.Errorf("container not started yet: tasks %v", tids)
 				}
 				in := e.groupTasks(group)
 				for _, tid := range tids {

@@ -1,6 +1,8 @@
 package config
 
 import (
+	"bytes"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -11,7 +13,7 @@ import (
 	"strings"
 	"time"
 
-	"sigs.k8s.io/yaml"
+	yaml "go.yaml.in/yaml/v3"
 )
 
 // maxFileSize bounds the config file: anything bigger is not a config.
@@ -27,8 +29,23 @@ func Parse(r io.Reader) (Config, error) {
 	if len(b) > maxFileSize {
 		return Config{}, fmt.Errorf("config is larger than %d bytes", maxFileSize)
 	}
+	// YAML to a generic tree, then through JSON into the struct: one set of field names
+	// (the json tags) and unknown keys refused.
+	var tree any
+	if err := yaml.Unmarshal(b, &tree); err != nil {
+		return Config{}, fmt.Errorf("parse config: %w", err)
+	}
 	c := Default()
-	if err := yaml.UnmarshalStrict(b, &c); err != nil {
+	if tree == nil {
+		return c, nil
+	}
+	j, err := json.Marshal(tree)
+	if err != nil {
+		return Config{}, fmt.Errorf("parse config: %w", err)
+	}
+	dec := json.NewDecoder(bytes.NewReader(j))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&c); err != nil {
 		return Config{}, fmt.Errorf("parse config: %w", err)
 	}
 	return c, nil

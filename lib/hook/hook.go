@@ -40,7 +40,7 @@ func Run(stage string, stdin io.Reader, stderr io.Writer, cfg config.Config, cfg
 	}
 	defer closer.Close()
 	// goresctrl logs through a process-wide logger; a hook is one process per call.
-	monitor.SetLogger(log.With("lib", "goresctrl"))
+	monitor.SetLogger(logging.AtLeast(log.With("lib", "goresctrl"), slog.LevelWarn))
 
 	// Read stdin to EOF first, whatever happens next: a runtime may fail writing to a hook
 	// that stopped reading.

@@ -8,7 +8,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"regexp"
 	"strings"
 
 	"github.com/intel/goresctrl/pkg/monitor"
@@ -69,11 +68,6 @@ var (
 // small; anything larger is not what a runtime wrote.
 const maxValue = 16 << 10
 
-var (
-	sandboxIDPattern = regexp.MustCompile(`^[0-9a-f]{64}$`)
-	// Kubernetes names: DNS labels and subdomains.
-	namePattern = regexp.MustCompile(`^[a-z0-9]([a-z0-9.-]{0,251}[a-z0-9])?$`)
-)
 
 // FromAnnotations derives the identity of container id from its spec's annotations.
 func FromAnnotations(id string, a map[string]string) (Identity, error) {
@@ -142,11 +136,11 @@ func FromAnnotations(id string, a map[string]string) (Identity, error) {
 	if idn.SandboxID == "" {
 		return Identity{}, fmt.Errorf("%w: %s pod without a sandbox id", ErrMismatch, idn.Runtime)
 	}
-	if !sandboxIDPattern.MatchString(idn.SandboxID) {
+	if !IsSandboxID(idn.SandboxID) {
 		return Identity{}, fmt.Errorf("%w: sandbox id %q is not 64 lowercase hex digits", ErrBadAnnotation, clip(idn.SandboxID))
 	}
 	for what, v := range map[string]string{"namespace": idn.Namespace, "pod name": idn.PodName, "container name": idn.ContainerName} {
-		if v != "" && !namePattern.MatchString(v) {
+		if v != "" && !isName(v) {
 			return Identity{}, fmt.Errorf("%w: %s %q is not a Kubernetes name", ErrBadAnnotation, what, clip(v))
 		}
 	}
@@ -208,4 +202,33 @@ func clip(s string) string {
 		return s[:80] + "..."
 	}
 	return s
+}
+
+// IsSandboxID reports whether s is a sandbox id as runtimes make them: 64 lowercase hex
+// digits. (Loops, not regexps: a hook pays for every package init on every call.)
+func IsSandboxID(s string) bool {
+	if len(s) != 64 {
+		return false
+	}
+	for i := range len(s) {
+		if c := s[i]; (c < '0' || c > '9') && (c < 'a' || c > 'f') {
+			return false
+		}
+	}
+	return true
+}
+
+// isName reports whether s is a Kubernetes name (a DNS subdomain): lowercase alphanumerics,
+// '-' and '.', starting and ending alphanumeric, at most 253 characters.
+func isName(s string) bool {
+	if len(s) == 0 || len(s) > 253 {
+		return false
+	}
+	alnum := func(c byte) bool { return c >= 'a' && c <= 'z' || c >= '0' && c <= '9' }
+	for i := range len(s) {
+		if c := s[i]; !alnum(c) && c != '-' && c != '.' {
+			return false
+		}
+	}
+	return alnum(s[0]) && alnum(s[len(s)-1])
 }

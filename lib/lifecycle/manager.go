@@ -9,13 +9,13 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"regexp"
 	"strings"
 	"time"
 
 	"github.com/intel/goresctrl/pkg/monitor"
 
 	"github.com/resctrl-mon/resctrl-mon/lib/config"
+	"github.com/resctrl-mon/resctrl-mon/lib/identity"
 	"github.com/resctrl-mon/resctrl-mon/lib/ocistate"
 	"github.com/resctrl-mon/resctrl-mon/lib/resctrlfs"
 	"github.com/resctrl-mon/resctrl-mon/lib/state"
@@ -71,15 +71,13 @@ func New(cfg config.Config, log *slog.Logger) (*Manager, error) {
 // Store is the manager's state directory (for status and reconcile).
 func (m *Manager) Store() *state.Store { return m.store }
 
-var sandboxName = regexp.MustCompile(`^[0-9a-f]{64}$`)
-
 // ValidGroupName reports whether name is a group name resctrl-mon makes: a pod UID, a
 // podman pod's sandbox id, or "ctr-" and a container id. Nothing else is ever ours.
 func ValidGroupName(name string) bool {
 	if id, ok := strings.CutPrefix(name, containerPrefix); ok {
 		return ocistate.ValidContainerID(id)
 	}
-	return monitor.PodUIDValidator(name) || sandboxName.MatchString(name)
+	return monitor.PodUIDValidator(name) || identity.IsSandboxID(name)
 }
 
 // canonicalGroupName lowercases and dashes pod UIDs only: container ids are case-sensitive.

@@ -3,10 +3,10 @@
 package logging
 
 import (
+	"context"
 	"fmt"
 	"io"
 	"log/slog"
-	"log/syslog"
 	"os"
 	"path/filepath"
 	"strings"
@@ -19,7 +19,7 @@ func Open(target, tag, fallback string) (*slog.Logger, io.Closer, error) {
 	var w io.WriteCloser
 	switch {
 	case target == "syslog":
-		sw, err := syslog.New(syslog.LOG_INFO|syslog.LOG_DAEMON, tag)
+		sw, err := dialSyslog(tag)
 		if err == nil {
 			w = sw
 			break
@@ -59,3 +59,23 @@ func openFile(path string) (*os.File, error) {
 type nopCloser struct{ io.Writer }
 
 func (nopCloser) Close() error { return nil }
+
+// AtLeast returns a logger that drops records below level: for chatty libraries (goresctrl
+// logs every adopted group at info) whose warnings still matter.
+func AtLeast(l *slog.Logger, level slog.Level) *slog.Logger {
+	return slog.New(minLevel{l.Handler(), level})
+}
+
+type minLevel struct {
+	slog.Handler
+	min slog.Level
+}
+
+func (h minLevel) Enabled(ctx context.Context, l slog.Level) bool {
+	return l >= h.min && h.Handler.Enabled(ctx, l)
+}
+
+func (h minLevel) WithAttrs(a []slog.Attr) slog.Handler {
+	return minLevel{h.Handler.WithAttrs(a), h.min}
+}
+func (h minLevel) WithGroup(n string) slog.Handler { return minLevel{h.Handler.WithGroup(n), h.min} }

@@ -9,7 +9,6 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"regexp"
 
 	specs "github.com/opencontainers/runtime-spec/specs-go"
 )
@@ -24,9 +23,6 @@ const MaxConfigSize = 8 << 20
 // ErrBadState is wrapped by every error about the state itself.
 var ErrBadState = errors.New("bad container state")
 
-// containerID is runc's rule for ids, with a length limit so that names derived from an id
-// stay within NAME_MAX.
-var containerID = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_.+-]{0,199}$`)
 
 // ReadState reads the state JSON to EOF (a runtime may fail with EPIPE on hooks that stop
 // reading early) and checks what the hook relies on. It does not check the pid: poststop
@@ -48,7 +44,7 @@ func ReadState(r io.Reader) (specs.State, error) {
 	if err := json.Unmarshal(b, &s); err != nil {
 		return specs.State{}, fmt.Errorf("%w: %w", ErrBadState, err)
 	}
-	if !containerID.MatchString(s.ID) {
+	if !ValidContainerID(s.ID) {
 		return specs.State{}, fmt.Errorf("%w: container id %q is not a valid id", ErrBadState, clip(s.ID))
 	}
 	if s.Pid < 0 {
@@ -83,8 +79,22 @@ func ClosID(s *specs.Spec) string {
 	return s.Linux.IntelRdt.ClosID
 }
 
-// ValidContainerID reports whether id is safe to use as (part of) a file name.
-func ValidContainerID(id string) bool { return containerID.MatchString(id) }
+// ValidContainerID reports whether id is safe to use as (part of) a file name: runc's rule
+// for ids ([A-Za-z0-9_.+-], not starting with a symbol), at most 200 bytes so that names
+// derived from an id stay within NAME_MAX.
+func ValidContainerID(id string) bool {
+	if len(id) == 0 || len(id) > 200 {
+		return false
+	}
+	for i := range len(id) {
+		c := id[i]
+		alnum := c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9'
+		if !alnum && (i == 0 || (c != '_' && c != '.' && c != '+' && c != '-')) {
+			return false
+		}
+	}
+	return true
+}
 
 func clip(s string) string {
 	if len(s) > 80 {

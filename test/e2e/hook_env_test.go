@@ -38,7 +38,7 @@ func buildBinaries(t testing.TB) {
 		}
 		for out, pkg := range map[*string]string{&binaries.hook: "../../hooks", &binaries.forker: "./forker", &binaries.noop: "./noophook"} {
 			*out = filepath.Join(binaries.dir, filepath.Base(pkg))
-			cmd := exec.Command("go", "build", "-trimpath", "-o", *out, pkg)
+			cmd := exec.Command("go", "build", "-trimpath", "-tags", "urfave_cli_no_docs", "-o", *out, pkg)
 			cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
 			if b, err := cmd.CombinedOutput(); err != nil {
 				binaries.err = fmt.Errorf("go build %s: %w\n%s", pkg, err, b)

@@ -1,0 +1,121 @@
+package e2e_test
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"testing"
+	"time"
+
+	specs "github.com/opencontainers/runtime-spec/specs-go"
+
+	"github.com/resctrl-mon/resctrl-mon/test/e2e"
+	"github.com/resctrl-mon/resctrl-mon/test/resctrlsim"
+)
+
+// BenchmarkHook times one createRuntime call of the hook (a container joining its pod's
+// group, the common case) against a no-op Go hook binary that only reads its stdin, run
+// alternately in the same loop. Target: ≤ 1.5× (see the README for what the simulator adds).
+func BenchmarkHook(b *testing.B) {
+	buildBinaries(b)
+	sim := resctrlsim.MountT(b, resctrlsim.Options{SettleInterval: -1})
+	dir := b.TempDir()
+	cfg := writeBenchConfig(b, dir, sim.Dir)
+	sleeper := exec.Command("sleep", "3600")
+	if err := sleeper.Start(); err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { _ = sleeper.Process.Kill(); _ = sleeper.Wait() })
+	ann := crioPod(uidA, sandboxOf('a'), "app")
+	run := func(bin string, args []string, st specs.State) time.Duration {
+		cmd := exec.Command(bin, args...)
+		cmd.Stdin = bytes.NewReader(mustJSON(b, st))
+		t0 := time.Now()
+		if out, err := cmd.CombinedOutput(); err != nil {
+			b.Fatalf("%s: %v: %s", bin, err, out)
+		}
+		return time.Since(t0)
+	}
+	hookArgs := func(stage string) []string { return []string{"--config", cfg, stage} }
+	// The pod's group exists: what is timed is a container joining it.
+	run(binaries.hook, hookArgs("createRuntime"), specs.State{ID: "first", Pid: sleeper.Process.Pid, Annotations: ann})
+	var hookT, noopT time.Duration
+	i := 0
+	for b.Loop() {
+		st := specs.State{ID: fmt.Sprintf("c%d", i), Pid: sleeper.Process.Pid, Annotations: ann}
+		noopT += run(binaries.noop, nil, st)
+		hookT += run(binaries.hook, hookArgs("createRuntime"), st)
+		b.StopTimer()
+		run(binaries.hook, hookArgs("poststop"), specs.State{ID: st.ID, Annotations: ann})
+		b.StartTimer()
+		i++
+	}
+	b.ReportMetric(float64(hookT.Microseconds())/float64(i), "hook-µs/call")
+	b.ReportMetric(float64(noopT.Microseconds())/float64(i), "noop-µs/call")
+	b.ReportMetric(float64(hookT)/float64(noopT), "x-noop")
+}
+
+// BenchmarkContainerStart times `runc run` of a trivial container with the hooks in its
+// config.json against the same container without them, alternately. Target: ≤ 1.05×.
+func BenchmarkContainerStart(b *testing.B) {
+	buildBinaries(b)
+	sim := resctrlsim.MountT(b, resctrlsim.Options{SettleInterval: -1})
+	dir := b.TempDir()
+	cfg := writeBenchConfig(b, dir, sim.Dir)
+	rootfs := e2e.Rootfs(b, nil)
+	r := e2e.NewRuntime(b, "runc")
+	hooks := func(stage string) specs.Hook {
+		return specs.Hook{Path: binaries.hook, Args: []string{"resctrl-mon-hook", "--config", cfg, stage}}
+	}
+	ann := crioPod(uidA, sandboxOf('a'), "app")
+	with := e2e.NewBundle(b, rootfs, e2e.BundleOptions{Args: []string{"sleep", "600"}, Annotations: ann,
+		Hooks: &specs.Hooks{CreateRuntime: []specs.Hook{hooks("createRuntime")}, Poststop: []specs.Hook{hooks("poststop")}}})
+	without := e2e.NewBundle(b, rootfs, e2e.BundleOptions{Args: []string{"sleep", "600"}, Annotations: ann})
+	start := func(id string, bundle *e2e.Bundle) time.Duration {
+		t0 := time.Now()
+		if err := r.Run(id, bundle); err != nil {
+			b.Fatal(err)
+		}
+		d := time.Since(t0)
+		b.StopTimer()
+		if err := r.Delete(id, true); err != nil {
+			b.Fatal(err)
+		}
+		b.StartTimer()
+		return d
+	}
+	start("warm", with)
+	var withT, withoutT time.Duration
+	i := 0
+	for b.Loop() {
+		withoutT += start(fmt.Sprintf("plain%d", i), without)
+		withT += start(fmt.Sprintf("hooked%d", i), with)
+		i++
+	}
+	b.ReportMetric(float64(withT.Milliseconds())/float64(i), "hooked-ms/run")
+	b.ReportMetric(float64(withoutT.Milliseconds())/float64(i), "plain-ms/run")
+	b.ReportMetric(float64(withT)/float64(withoutT), "x-plain")
+}
+
+func writeBenchConfig(b *testing.B, dir, root string) string {
+	b.Helper()
+	path := dir + "/config.yaml"
+	text := fmt.Sprintf("resctrlRoot: %s\nstateDir: %s/state\nsnapshotDir: %s/snap\nlog: file:%s/hook.log\nretention: 1h\n", root, dir, dir, dir)
+	if err := writeFile(path, text); err != nil {
+		b.Fatal(err)
+	}
+	return path
+}
+
+func mustJSON(b *testing.B, v any) []byte {
+	b.Helper()
+	out, err := json.Marshal(v)
+	if err != nil {
+		b.Fatal(err)
+	}
+	return out
+}
+
+func writeFile(path, text string) error { return os.WriteFile(path, []byte(text), 0o644) }

@@ -68,7 +68,6 @@ var (
 // small; anything larger is not what a runtime wrote.
 const maxValue = 16 << 10
 
-
 // FromAnnotations derives the identity of container id from its spec's annotations.
 func FromAnnotations(id string, a map[string]string) (Identity, error) {
 	get := func(key string) (string, error) {

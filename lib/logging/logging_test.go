@@ -38,7 +38,7 @@ func TestSyslogDatagram(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer unix.Close(fd)
+	defer func() { _ = unix.Close(fd) }()
 	if err := unix.Bind(fd, &unix.SockaddrUnix{Name: sock}); err != nil {
 		t.Fatal(err)
 	}
@@ -46,7 +46,7 @@ func TestSyslogDatagram(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer w.Close()
+	defer func() { _ = w.Close() }()
 	if _, err := w.Write([]byte("level=INFO msg=hi\n")); err != nil {
 		t.Fatal(err)
 	}

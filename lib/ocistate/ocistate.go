@@ -23,7 +23,6 @@ const MaxConfigSize = 8 << 20
 // ErrBadState is wrapped by every error about the state itself.
 var ErrBadState = errors.New("bad container state")
 
-
 // ReadState reads the state JSON to EOF (a runtime may fail with EPIPE on hooks that stop
 // reading early) and checks what the hook relies on. It does not check the pid: poststop
 // has none.

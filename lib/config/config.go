@@ -65,6 +65,9 @@ type Config struct {
 	Retention Duration `json:"retention"`
 	// Log is "syslog", "stderr" or "file:/path".
 	Log string `json:"log"`
+	// RuntimeRoots are where reconcile reads the OCI runtimes' state to learn which
+	// containers are alive (runc, containerd's runc shims, crun); globs allowed.
+	RuntimeRoots []string `json:"runtimeRoots"`
 }
 
 // Filter includes or excludes names. An empty Include means everything.
@@ -95,6 +98,7 @@ func Default() Config {
 		Retention:        Duration(5 * time.Minute),
 		Annotations:      AnnotationFilter{OptOut: "resctrl-mon.io/disable"},
 		Log:              "syslog",
+		RuntimeRoots:     []string{"/run/runc", "/run/containerd/runc/*", "/run/crun"},
 	}
 }
 
@@ -135,6 +139,11 @@ func (c Config) Validate() error {
 			if n == "" || strings.ContainsAny(n, "/\x00\n") {
 				bad(key, "%q is not a namespace name", n)
 			}
+		}
+	}
+	for _, r := range c.RuntimeRoots {
+		if !filepath.IsAbs(r) {
+			bad("runtimeRoots", "%q is not an absolute path", r)
 		}
 	}
 	if c.Log != "syslog" && c.Log != "stderr" && !strings.HasPrefix(c.Log, "file:/") {

@@ -13,6 +13,7 @@ import (
 
 	"github.com/resctrl-mon/resctrl-mon/lib/identity"
 	"github.com/resctrl-mon/resctrl-mon/lib/ocistate"
+	"github.com/resctrl-mon/resctrl-mon/lib/procfs"
 	"github.com/resctrl-mon/resctrl-mon/lib/resctrlfs"
 	"github.com/resctrl-mon/resctrl-mon/lib/snapshot"
 	"github.com/resctrl-mon/resctrl-mon/lib/state"
@@ -46,7 +47,7 @@ func (m *Manager) Create(st specs.State) (out Outcome, err error) {
 		return out, err
 	}
 	// A pid that is gone is bad input: find out before a group is made for it.
-	if _, err := threads(st.Pid); err != nil {
+	if _, err := procfs.Threads(st.Pid); err != nil {
 		return out, fmt.Errorf("%w: %w", ErrBadInput, err)
 	}
 	class := ocistate.ClosID(spec)
@@ -77,14 +78,27 @@ func (m *Manager) Create(st specs.State) (out Outcome, err error) {
 	if err := m.admit(&rec, owned, idn, class); err != nil {
 		return out, err
 	}
+	if !owned {
+		// Claim the name before mkdir: a hook killed between mkdir and the tasks write then
+		// leaves a group reconcile knows is ours (and completes or removes), not an
+		// unprovable orphan holding an RMID forever.
+		rec.Containers[st.ID] = m.now().UTC()
+		if err := errors.Join(m.store.Save(rec), m.store.BindContainer(st.ID, name)); err != nil {
+			return out, err
+		}
+	}
 	created, err := m.ensureGroup(&rec, owned)
 	if err != nil {
-		// Out of RMIDs: remember the pod so a later call or reconcile completes it.
-		if errors.Is(err, ErrNoRMIDs) {
+		switch {
+		case errors.Is(err, ErrNoRMIDs):
+			// Remember the pod so a later call or reconcile completes it.
 			rec.Pending = err.Error()
 			rec.Containers[st.ID] = m.now().UTC()
 			err = errors.Join(err, m.store.Save(rec), m.store.BindContainer(st.ID, name))
 			out.Action = "pending"
+		case !owned:
+			// Not ours after all (a foreign group, a failed mkdir): drop the claim.
+			err = errors.Join(err, m.store.Delete(name), m.store.UnbindContainer(st.ID))
 		}
 		m.recordFailure("create", st.ID, err)
 		return out, err
@@ -100,7 +114,9 @@ func (m *Manager) Create(st specs.State) (out Outcome, err error) {
 		m.recordFailure("assign", st.ID, err)
 		if created {
 			// Leave no empty group behind for a container that will not run in it.
+			delete(rec.Containers, st.ID)
 			m.removeEmpty(rec)
+			err = errors.Join(err, m.store.UnbindContainer(st.ID))
 		}
 		return out, err
 	}
@@ -160,7 +176,7 @@ func (m *Manager) ensureGroup(rec *state.Record, owned bool) (created bool, err 
 // calls execve survives it, keeping its own RMID, and whatever it forks inherits that. A
 // thread that exited meanwhile is no loss.
 func (m *Manager) moveThreads(name string, pid int) (int, error) {
-	tids, err := threads(pid)
+	tids, err := procfs.Threads(pid)
 	if err != nil {
 		return 0, fmt.Errorf("%w: %w", ErrBadInput, err)
 	}

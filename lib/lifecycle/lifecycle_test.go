@@ -19,6 +19,7 @@ import (
 
 	"github.com/resctrl-mon/resctrl-mon/lib/config"
 	"github.com/resctrl-mon/resctrl-mon/lib/identity"
+	"github.com/resctrl-mon/resctrl-mon/lib/procfs"
 	"github.com/resctrl-mon/resctrl-mon/lib/snapshot"
 	"github.com/resctrl-mon/resctrl-mon/test/resctrlsim"
 )
@@ -164,7 +165,7 @@ func waitGone(t *testing.T, pids ...int) {
 	t.Helper()
 	deadline := time.Now().Add(10 * time.Second)
 	for _, p := range pids {
-		for !finished(p) {
+		for !procfs.Finished(p) {
 			if time.Now().After(deadline) {
 				t.Fatalf("pid %d did not exit", p)
 			}

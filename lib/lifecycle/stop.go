@@ -12,6 +12,7 @@ import (
 	specs "github.com/opencontainers/runtime-spec/specs-go"
 
 	"github.com/resctrl-mon/resctrl-mon/lib/identity"
+	"github.com/resctrl-mon/resctrl-mon/lib/procfs"
 	"github.com/resctrl-mon/resctrl-mon/lib/snapshot"
 	"github.com/resctrl-mon/resctrl-mon/lib/state"
 )
@@ -130,25 +131,11 @@ func taskCount(dir string) (int, error) {
 	}
 	n := 0
 	for _, f := range strings.Fields(string(b)) {
-		if tid, err := strconv.Atoi(f); err == nil && !finished(tid) {
+		if tid, err := strconv.Atoi(f); err == nil && !procfs.Finished(tid) {
 			n++
 		}
 	}
 	return n, nil
-}
-
-// finished reports whether a thread is gone or a zombie.
-func finished(tid int) bool {
-	b, err := os.ReadFile(filepath.Join("/proc", strconv.Itoa(tid), "stat"))
-	if err != nil {
-		return true
-	}
-	// The state follows the command name, which ends at the last ')'.
-	i := strings.LastIndexByte(string(b), ')')
-	if i < 0 || i+2 >= len(b) {
-		return false
-	}
-	return b[i+2] == 'Z' || b[i+2] == 'X'
 }
 
 // sweepEvery limits how often a hook call looks for expired idle groups: listing every

@@ -11,21 +11,6 @@ import (
 	specs "github.com/opencontainers/runtime-spec/specs-go"
 )
 
-// threads lists the thread ids of pid from /proc/<pid>/task: the kernel's own list, no ps.
-func threads(pid int) ([]int, error) {
-	es, err := os.ReadDir(filepath.Join("/proc", strconv.Itoa(pid), "task"))
-	if err != nil {
-		return nil, fmt.Errorf("pid %d: %w", pid, err)
-	}
-	out := make([]int, 0, len(es))
-	for _, e := range es {
-		if tid, err := strconv.Atoi(e.Name()); err == nil {
-			out = append(out, tid)
-		}
-	}
-	return out, nil
-}
-
 // checkCgroup makes sure pid is the container's: the runtime put the init in the spec's
 // cgroupsPath before running createRuntime hooks. A state naming another container's
 // process (or the runtime's own) would otherwise move that process into this pod.

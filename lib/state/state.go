@@ -41,6 +41,9 @@ type Record struct {
 	// Pending says why the group or a container could not be placed (e.g. no free RMID);
 	// a later hook call or reconcile retries.
 	Pending string `json:"pending,omitempty"`
+	// LateAssigned: reconcile placed (some of) the pod's tasks after they had started, so
+	// work they did before, and by what they forked before, was counted elsewhere.
+	LateAssigned bool `json:"lateAssigned,omitempty"`
 	// RemoveFailed says why removing the group failed; it is retried, never forgotten.
 	RemoveFailed string `json:"removeFailed,omitempty"`
 }
@@ -200,4 +203,19 @@ func writeAtomic(path string, b []byte) error {
 		return fmt.Errorf("write %s: %w", path, err)
 	}
 	return nil
+}
+
+// Containers lists the container ids with a binding.
+func (s *Store) Containers() ([]string, error) {
+	es, err := os.ReadDir(filepath.Join(s.dir, containersDir))
+	if err != nil {
+		return nil, fmt.Errorf("list containers: %w", err)
+	}
+	var out []string
+	for _, e := range es {
+		if !strings.HasPrefix(e.Name(), ".") {
+			out = append(out, e.Name())
+		}
+	}
+	return out, nil
 }

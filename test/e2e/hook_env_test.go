@@ -26,6 +26,7 @@ var binaries struct {
 	once               sync.Once
 	dir                string
 	hook, forker, noop string
+	cli                string
 	err                error
 }
 
@@ -36,7 +37,8 @@ func buildBinaries(t testing.TB) {
 		if binaries.err != nil {
 			return
 		}
-		for out, pkg := range map[*string]string{&binaries.hook: "../../hooks", &binaries.forker: "./forker", &binaries.noop: "./noophook"} {
+		for out, pkg := range map[*string]string{&binaries.hook: "../../hooks", &binaries.forker: "./forker", &binaries.noop: "./noophook",
+			&binaries.cli: "../../cmd/resctrl-mon"} {
 			*out = filepath.Join(binaries.dir, filepath.Base(pkg))
 			cmd := exec.Command("go", "build", "-trimpath", "-tags", "urfave_cli_no_docs", "-o", *out, pkg)
 			cmd.Env = append(os.Environ(), "CGO_ENABLED=0")

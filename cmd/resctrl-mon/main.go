@@ -1,0 +1,157 @@
+// Command resctrl-mon is the operator's tool: `reconcile` puts groups and registry right
+// after crashes (no daemon needed; a systemd timer runs it), `status` shows every group.
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"text/tabwriter"
+	"time"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/resctrl-mon/resctrl-mon/lib/cliconfig"
+	"github.com/resctrl-mon/resctrl-mon/lib/config"
+	"github.com/resctrl-mon/resctrl-mon/lib/lifecycle"
+	"github.com/resctrl-mon/resctrl-mon/lib/logging"
+	"github.com/resctrl-mon/resctrl-mon/lib/runtimes"
+)
+
+func main() {
+	app := &cli.App{
+		Name:  "resctrl-mon",
+		Usage: "per-pod resctrl monitoring groups: repair and inspect",
+		Flags: cliconfig.Flags(),
+		Commands: []*cli.Command{
+			{
+				Name:  "reconcile",
+				Usage: "make groups and registry match the live containers (safe while hooks run; idempotent)",
+				Flags: []cli.Flag{
+					&cli.BoolFlag{Name: "dry-run", Usage: "say what would be done, change nothing"},
+					&cli.BoolFlag{Name: "json", Usage: "print the actions as JSON"},
+				},
+				Action: reconcile,
+			},
+			{
+				Name:   "status",
+				Usage:  "show every owned group, RMID use and recent failures",
+				Flags:  []cli.Flag{&cli.BoolFlag{Name: "json", Usage: "print JSON"}},
+				Action: status,
+			},
+		},
+	}
+	if err := app.Run(os.Args); err != nil {
+		fmt.Fprintln(os.Stderr, "resctrl-mon:", err)
+		os.Exit(1)
+	}
+}
+
+// open loads the configuration and the manager; the log gets what a CLI user does not read.
+func open(c *cli.Context) (*lifecycle.Manager, config.Config, func(), error) {
+	cfg, err := cliconfig.Load(c)
+	if err != nil {
+		return nil, cfg, nil, err
+	}
+	log, closer, err := logging.Open(cfg.Log, "resctrl-mon", filepath.Join(cfg.StateDir, "resctrl-mon.log"))
+	if err != nil {
+		log, closer = slog.New(slog.NewTextHandler(os.Stderr, nil)), io.NopCloser(nil)
+	}
+	m, err := lifecycle.New(cfg, log)
+	if err != nil {
+		_ = closer.Close()
+		return nil, cfg, nil, err
+	}
+	return m, cfg, func() { _ = closer.Close() }, nil
+}
+
+func reconcile(c *cli.Context) error {
+	m, cfg, done, err := open(c)
+	if err != nil {
+		return err
+	}
+	defer done()
+	live, lerr := runtimes.Live(cfg.RuntimeRoots)
+	acts, err := m.Reconcile(live, c.Bool("dry-run"))
+	if c.Bool("json") {
+		if err := writeJSON(c.App.Writer, map[string]any{"dryRun": c.Bool("dry-run"), "liveContainers": len(live), "actions": acts}); err != nil {
+			return err
+		}
+	} else {
+		w := tabwriter.NewWriter(c.App.Writer, 0, 4, 2, ' ', 0)
+		fmt.Fprintf(w, "ACTION\tGROUP\tPOD\tDETAIL\n")
+		for _, a := range acts {
+			fmt.Fprintf(w, "%s\t%s\t%s\t%s\n", a.Action, a.Group, dash(a.Pod), a.Detail)
+		}
+		_ = w.Flush()
+		verb := "done"
+		if c.Bool("dry-run") {
+			verb = "planned (dry run)"
+		}
+		fmt.Fprintf(c.App.Writer, "%d live containers, %d actions %s\n", len(live), len(acts), verb)
+	}
+	if lerr != nil {
+		fmt.Fprintln(c.App.ErrWriter, "resctrl-mon: some runtime state could not be read:", lerr)
+	}
+	return err
+}
+
+func status(c *cli.Context) error {
+	m, _, done, err := open(c)
+	if err != nil {
+		return err
+	}
+	defer done()
+	st, err := m.Status()
+	lifecycle.SortGroups(st.Groups)
+	if c.Bool("json") {
+		if jerr := writeJSON(c.App.Writer, st); jerr != nil {
+			return jerr
+		}
+		return err
+	}
+	w := tabwriter.NewWriter(c.App.Writer, 0, 4, 2, ' ', 0)
+	fmt.Fprintf(w, "POD\tNAMESPACE/NAME\tGROUP\tCLASS\tCONTAINERS\tTASKS\tAGE\tSTATE\tDETAIL\n")
+	for _, g := range st.Groups {
+		fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%d\t%d\t%s\t%s\t%s\n", dash(g.PodUID), dash(nsName(g)), g.Path, dash(g.Class),
+			g.Containers, g.Tasks, g.Age.Round(time.Second), g.State, g.Detail)
+	}
+	_ = w.Flush()
+	fmt.Fprintf(c.App.Writer, "RMIDs: %d of %d in use\n", st.RMIDs.Used, st.RMIDs.Total)
+	if len(st.Failures) == 0 {
+		fmt.Fprintf(c.App.Writer, "failures in the last %s: none\n", lifecycle.FailureWindow)
+	} else {
+		fmt.Fprintf(c.App.Writer, "failures in the last %s:", lifecycle.FailureWindow)
+		for reason, n := range st.Failures {
+			fmt.Fprintf(c.App.Writer, " %s %d", reason, n)
+		}
+		fmt.Fprintln(c.App.Writer)
+		for _, f := range st.Recent {
+			fmt.Fprintf(c.App.Writer, "  %s %s %s: %s\n", f.Time.Format(time.RFC3339), f.Reason, f.Subject, f.Error)
+		}
+	}
+	return err
+}
+
+func nsName(g lifecycle.GroupStatus) string {
+	if g.Namespace == "" && g.PodName == "" {
+		return ""
+	}
+	return g.Namespace + "/" + g.PodName
+}
+
+func dash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
+}
+
+func writeJSON(w io.Writer, v any) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(v)
+}

@@ -1,0 +1,109 @@
+// Package procfs reads the few /proc facts resctrl-mon relies on: a process's start time
+// (a pid alone is no identity: pids are reused), its threads, its state, and the processes
+// that share a container's cgroups.
+package procfs
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+)
+
+// Stat is the part of /proc/<pid>/stat used here.
+type Stat struct {
+	State     byte   // R, S, D, Z, X, ...
+	StartTime uint64 // clock ticks after boot (field 22)
+}
+
+// ParseStat parses a /proc/<pid>/stat line. The command name may hold spaces and
+// parentheses, so fields are counted from the last ')'.
+func ParseStat(b []byte) (Stat, error) {
+	i := bytes.LastIndexByte(b, ')')
+	if i < 0 {
+		return Stat{}, errors.New("stat: no ')' after the command name")
+	}
+	f := strings.Fields(string(b[i+1:]))
+	// f[0] is field 3 (state); start time is field 22.
+	if len(f) < 20 || len(f[0]) != 1 {
+		return Stat{}, fmt.Errorf("stat: %d fields after the command name", len(f))
+	}
+	start, err := strconv.ParseUint(f[22-3], 10, 64)
+	if err != nil {
+		return Stat{}, fmt.Errorf("stat: start time %q: %w", f[22-3], err)
+	}
+	return Stat{State: f[0][0], StartTime: start}, nil
+}
+
+// ReadStat reads /proc/<pid>/stat.
+func ReadStat(pid int) (Stat, error) {
+	b, err := os.ReadFile(filepath.Join("/proc", strconv.Itoa(pid), "stat"))
+	if err != nil {
+		return Stat{}, fmt.Errorf("pid %d: %w", pid, err)
+	}
+	return ParseStat(b)
+}
+
+// SameProcess reports whether pid is alive (not a zombie) and started at start: the process a
+// runtime recorded, not a later one that was given the same pid.
+func SameProcess(pid int, start uint64) bool {
+	st, err := ReadStat(pid)
+	return err == nil && st.StartTime == start && st.State != 'Z' && st.State != 'X'
+}
+
+// Threads lists a process's thread ids.
+func Threads(pid int) ([]int, error) {
+	es, err := os.ReadDir(filepath.Join("/proc", strconv.Itoa(pid), "task"))
+	if err != nil {
+		return nil, fmt.Errorf("pid %d: %w", pid, err)
+	}
+	out := make([]int, 0, len(es))
+	for _, e := range es {
+		if tid, err := strconv.Atoi(e.Name()); err == nil {
+			out = append(out, tid)
+		}
+	}
+	return out, nil
+}
+
+// Finished reports whether a thread is gone or a zombie: it will never run again.
+func Finished(tid int) bool {
+	st, err := ReadStat(tid)
+	return err != nil || st.State == 'Z' || st.State == 'X'
+}
+
+// Cgroups maps each distinct /proc/<pid>/cgroup content to the processes that have it: read
+// once, it answers "which processes share this container's cgroups" for every container,
+// without knowing the cgroup driver or version.
+type Cgroups map[string][]int
+
+// ReadCgroups reads every process's cgroups.
+func ReadCgroups() (Cgroups, error) {
+	es, err := os.ReadDir("/proc")
+	if err != nil {
+		return nil, fmt.Errorf("list processes: %w", err)
+	}
+	idx := Cgroups{}
+	for _, e := range es {
+		p, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		if b, err := os.ReadFile(filepath.Join("/proc", e.Name(), "cgroup")); err == nil {
+			idx[string(b)] = append(idx[string(b)], p)
+		}
+	}
+	return idx, nil
+}
+
+// Peers lists the processes in exactly the cgroups of pid (pid included).
+func (c Cgroups) Peers(pid int) []int {
+	b, err := os.ReadFile(filepath.Join("/proc", strconv.Itoa(pid), "cgroup"))
+	if err != nil {
+		return nil
+	}
+	return c[string(b)]
+}

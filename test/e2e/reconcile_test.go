@@ -1,0 +1,373 @@
+package e2e_test
+
+import (
+	"errors"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	specs "github.com/opencontainers/runtime-spec/specs-go"
+
+	"github.com/resctrl-mon/resctrl-mon/lib/lifecycle"
+	"github.com/resctrl-mon/resctrl-mon/test/e2e"
+	"github.com/resctrl-mon/resctrl-mon/test/resctrlsim"
+)
+
+// recEnv is a hook environment whose reconcile reads this test's runc root only.
+type recEnv struct {
+	*hookEnv
+	r *e2e.Runtime
+}
+
+func newRecEnv(t *testing.T, simOpts resctrlsim.Options, extra string) *recEnv {
+	t.Helper()
+	e := newHookEnv(t, simOpts, "")
+	r := newRuntime(t, "runc")
+	re := &recEnv{hookEnv: e, r: r}
+	re.setConfig(extra)
+	return re
+}
+
+func (e *recEnv) setConfig(extra string) {
+	e.config(fmt.Sprintf("runtimeRoots: [%s]\n%s", e.r.Root, extra))
+}
+
+// reconcile runs `resctrl-mon reconcile --json` and returns its actions.
+func (e *recEnv) reconcile(args ...string) []lifecycle.Action {
+	e.t.Helper()
+	cmd := exec.Command(binaries.cli, append([]string{"--config", e.cfgPath, "reconcile", "--json"}, args...)...)
+	out, err := cmd.Output()
+	if err != nil {
+		var stderr string
+		var ee *exec.ExitError
+		if errors.As(err, &ee) {
+			stderr = string(ee.Stderr)
+		}
+		e.t.Fatalf("reconcile: %v: %s%s\n%s", err, out, stderr, e.log())
+	}
+	var res struct {
+		Actions []lifecycle.Action `json:"actions"`
+	}
+	if err := json.Unmarshal(out, &res); err != nil {
+		e.t.Fatalf("reconcile output %q: %v", out, err)
+	}
+	return res.Actions
+}
+
+// settled runs reconcile once more and fails if it changes anything: reconcile is idempotent.
+func (e *recEnv) settled() {
+	e.t.Helper()
+	if acts := e.reconcile(); len(acts) != 0 {
+		e.t.Errorf("a second reconcile still acted: %+v", acts)
+	}
+}
+
+func (e *recEnv) status() lifecycle.Status {
+	e.t.Helper()
+	out, err := exec.Command(binaries.cli, "--config", e.cfgPath, "status", "--json").Output()
+	if err != nil {
+		e.t.Fatalf("status: %v: %s", err, out)
+	}
+	var st lifecycle.Status
+	if err := json.Unmarshal(out, &st); err != nil {
+		e.t.Fatalf("status output %q: %v", out, err)
+	}
+	return st
+}
+
+func (e *recEnv) stateOf(group string) string {
+	for _, g := range e.status().Groups {
+		if g.Path == group {
+			return g.State
+		}
+	}
+	return "absent"
+}
+
+func hasAction(acts []lifecycle.Action, action, group string) bool {
+	return slices.ContainsFunc(acts, func(a lifecycle.Action) bool { return a.Action == action && a.Group == group })
+}
+
+// run starts a forker container of pod uid with the hook and waits until it is ready.
+func (e *recEnv) run(id, uid string, hooks *specs.Hooks) *e2e.Bundle {
+	e.t.Helper()
+	b := e2e.NewBundle(e.t, e.rootfs, e2e.BundleOptions{Args: []string{"forker"}, Annotations: crioPod(uid, sandboxOf('a'), id), Hooks: hooks})
+	if err := e.r.Run(id, b); err != nil {
+		e.t.Fatal(err)
+	}
+	waitReady(e.t, b)
+	return b
+}
+
+func (e *recEnv) allPlaced(id, group string) {
+	e.t.Helper()
+	if missing, total := e.outside(e.r, id, group); missing != 0 {
+		e.t.Errorf("%s: %d of %d tasks outside %s", id, missing, total, group)
+	}
+}
+
+// The hook is killed between mkdir and the tasks write (the tasks write is made slow by
+// fault injection): reconcile completes the pod, and status says it was late-assigned.
+func TestReconcileHookKilledMidway(t *testing.T) {
+	t.Parallel()
+	e := newRecEnv(t, resctrlsim.Options{}, "")
+	b := e2e.NewBundle(t, e.rootfs, e2e.BundleOptions{Args: []string{"forker"}, Annotations: crioPod(uidA, sandboxOf('a'), "app")})
+	if err := e.r.Run("c1", b); err != nil {
+		t.Fatal(err)
+	}
+	waitReady(t, b)
+	st, err := e.r.State("c1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.sim.SetLatency(resctrlsim.OpTasksWrite, 5*time.Second)
+	hook := exec.Command(binaries.hook, "--config", e.cfgPath, "createRuntime")
+	hook.Stdin = strings.NewReader(string(stateJSON(t, specs.State{ID: "c1", Pid: st.Pid, Bundle: b.Dir, Annotations: b.Spec.Annotations})))
+	if err := hook.Start(); err != nil {
+		t.Fatal(err)
+	}
+	group := "mon_groups/" + uidA
+	if err := e2e.Poll(10*time.Second, func() error {
+		if !e.exists(group) {
+			return fmt.Errorf("no group yet")
+		}
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	_ = hook.Process.Kill()
+	_ = hook.Wait()
+	e.sim.SetLatency(resctrlsim.OpTasksWrite, 0)
+
+	acts := e.reconcile()
+	if len(acts) == 0 {
+		t.Fatalf("reconcile did nothing after the killed hook")
+	}
+	e.allPlaced("c1", group)
+	if got := e.stateOf(group); got != "late-assigned" {
+		t.Errorf("status says %s, want late-assigned", got)
+	}
+	e.settled()
+}
+
+// A container killed with its runtime state left behind, and one deleted without its poststop
+// ever running: reconcile sees them dead and removes their groups (retention 0).
+func TestReconcileDeadContainers(t *testing.T) {
+	t.Parallel()
+	e := newRecEnv(t, resctrlsim.Options{}, "retention: 0s\n")
+	// c1: the hook placed it; then its init is killed and runc's state stays behind.
+	e.run("c1", uidA, e.hooks())
+	st, err := e.r.State("c1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	// c2: its bundle lists only the createRuntime hook, so no poststop will run.
+	onlyCreate := e.hooks()
+	onlyCreate.Poststop = nil
+	e.run("c2", uidB, onlyCreate)
+	if err := syscall.Kill(st.Pid, syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	if err := e.r.Delete("c2", true); err != nil {
+		t.Fatal(err)
+	}
+	gA, gB := "mon_groups/"+uidA, "mon_groups/"+uidB
+	if err := e2e.Poll(10*time.Second, func() error {
+		acts := e.reconcile()
+		if e.exists(gA) || e.exists(gB) {
+			return fmt.Errorf("groups still there after %+v", acts)
+		}
+		return nil
+	}); err != nil {
+		t.Fatalf("%v\n%s", err, e.log())
+	}
+	if recs := e.records(); len(recs) != 0 {
+		t.Errorf("registry entries left: %+v", recs)
+	}
+	e.settled()
+}
+
+// resctrl re-mounted (every group gone while containers run) and a live pod's group deleted
+// behind our back: reconcile re-creates them and puts every task back.
+func TestReconcileGroupsGone(t *testing.T) {
+	t.Parallel()
+	e := newRecEnv(t, resctrlsim.Options{}, "retention: 1h\n")
+	e.run("c1", uidA, e.hooks())
+	e.run("c2", uidB, e.hooks())
+	gA, gB := "mon_groups/"+uidA, "mon_groups/"+uidB
+	e.sim.Reset()
+	acts := e.reconcile()
+	if !hasAction(acts, "recreated", gA) || !hasAction(acts, "recreated", gB) {
+		t.Errorf("after a re-mount: %+v", acts)
+	}
+	e.allPlaced("c1", gA)
+	e.allPlaced("c2", gB)
+	e.settled()
+	// A runtime applying its RDT configuration deletes groups it thinks empty.
+	if err := syscall.Rmdir(filepath.Join(e.sim.Dir, gB)); err != nil {
+		t.Fatal(err)
+	}
+	if acts := e.reconcile(); !hasAction(acts, "recreated", gB) {
+		t.Errorf("after an rmdir behind our back: %+v", acts)
+	}
+	e.allPlaced("c2", gB)
+	if got := e.stateOf(gB); got != "late-assigned" {
+		t.Errorf("status says %s, want late-assigned", got)
+	}
+	e.settled()
+}
+
+// An idle group (its pod gone, inside the retention window) deleted behind our back: its
+// record goes too.
+func TestReconcileIdleGroupDeleted(t *testing.T) {
+	t.Parallel()
+	e := newRecEnv(t, resctrlsim.Options{}, "retention: 1h\n")
+	e.run("c1", uidA, e.hooks())
+	if err := e.r.Delete("c1", true); err != nil {
+		t.Fatal(err)
+	}
+	g := "mon_groups/" + uidA
+	if e.stateOf(g) != "idle" {
+		t.Fatalf("status: %+v", e.status())
+	}
+	if err := syscall.Rmdir(filepath.Join(e.sim.Dir, g)); err != nil {
+		t.Fatal(err)
+	}
+	e.setConfig("retention: 0s\n")
+	e.reconcile()
+	if len(e.records()) != 0 {
+		t.Errorf("the record of a deleted idle group survived: %+v", e.records())
+	}
+	e.settled()
+}
+
+// The state dir is wiped while pods run: reconcile adopts the groups it can prove are ours
+// (they hold the pods' tasks) and leaves foreign groups alone.
+func TestReconcileStateWiped(t *testing.T) {
+	t.Parallel()
+	e := newRecEnv(t, resctrlsim.Options{}, "retention: 0s\n")
+	e.run("c1", uidA, e.hooks())
+	// Foreign groups: another tool's pod-UID group (for a pod we never saw) and runc's own
+	// per-container group.
+	foreign := []string{"mon_groups/" + uidC, "mon_groups/c1"}
+	for _, g := range foreign {
+		if err := os.Mkdir(filepath.Join(e.sim.Dir, g), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.RemoveAll(e.stateDir); err != nil {
+		t.Fatal(err)
+	}
+	g := "mon_groups/" + uidA
+	if acts := e.reconcile(); !hasAction(acts, "adopted", g) {
+		t.Errorf("after the state dir was wiped: %+v", acts)
+	}
+	if got := e.stateOf(g); got != "active" {
+		t.Errorf("an adopted group placed by the hook is %s, want active", got)
+	}
+	e.settled()
+	if err := e.r.Delete("c1", true); err != nil {
+		t.Fatal(err)
+	}
+	e.reconcile()
+	for _, f := range foreign {
+		if !e.exists(f) {
+			t.Errorf("foreign group %s was removed", f)
+		}
+	}
+	if e.exists(g) {
+		t.Errorf("the adopted group outlived its pod")
+	}
+	e.settled()
+}
+
+// A dead container whose pid now belongs to an unrelated process is not alive: its pod is not
+// re-created and the unrelated process is not moved.
+func TestReconcilePidReused(t *testing.T) {
+	t.Parallel()
+	e := newRecEnv(t, resctrlsim.Options{}, "retention: 0s\n")
+	e.run("c1", uidA, nil) // no hook: only reconcile would ever place it
+	// Forge runc's state as a crashed runtime would leave it after the init died and its
+	// pid went to another process.
+	stranger := exec.Command("sleep", "600")
+	if err := stranger.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = stranger.Process.Kill(); _ = stranger.Wait() })
+	statePath := filepath.Join(e.r.Root, "c1", "state.json")
+	var st map[string]any
+	b, err := os.ReadFile(statePath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal(b, &st); err != nil {
+		t.Fatal(err)
+	}
+	st["init_process_pid"] = stranger.Process.Pid
+	b, _ = json.Marshal(st)
+	if err := os.WriteFile(statePath, b, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if acts := e.reconcile(); len(acts) != 0 {
+		t.Errorf("a reused pid was taken for a live container: %+v", acts)
+	}
+	if e.exists("mon_groups/" + uidA) {
+		t.Errorf("a group was made for a dead container")
+	}
+}
+
+// RMIDs run out, the pod is pending; when RMIDs are free again reconcile completes it.
+func TestReconcileCompletesPending(t *testing.T) {
+	t.Parallel()
+	e := newRecEnv(t, resctrlsim.Options{NumRMIDs: 2}, "retention: 0s\n")
+	args := []string{"sh", "-c", "sleep 600 & sleep 600 & wait"}
+	for _, c := range []struct{ id, uid string }{{"a", uidA}, {"b", uidB}} {
+		b := e2e.NewBundle(t, e.rootfs, e2e.BundleOptions{Args: args, Annotations: crioPod(c.uid, sandboxOf('a'), c.id), Hooks: e.hooks()})
+		if err := e.r.Run(c.id, b); err != nil {
+			t.Fatal(err)
+		}
+	}
+	gB := "mon_groups/" + uidB
+	if got := e.stateOf(gB); got != "pending" {
+		t.Fatalf("pod B is %s, want pending", got)
+	}
+	if acts := e.reconcile(); !hasAction(acts, "pending", gB) {
+		t.Errorf("with no RMID free, reconcile: %+v", acts)
+	}
+	if err := e.r.Delete("a", true); err != nil { // frees pod A's RMID (retention 0)
+		t.Fatal(err)
+	}
+	if acts := e.reconcile(); !hasAction(acts, "completed", gB) {
+		t.Errorf("with an RMID free, reconcile: %+v", acts)
+	}
+	e.allPlaced("b", gB)
+	if got := e.stateOf(gB); got != "late-assigned" {
+		t.Errorf("pod B is %s, want late-assigned", got)
+	}
+	e.settled()
+}
+
+// --dry-run reports what it would do and changes nothing.
+func TestReconcileDryRun(t *testing.T) {
+	t.Parallel()
+	e := newRecEnv(t, resctrlsim.Options{}, "")
+	e.run("c1", uidA, e.hooks())
+	e.sim.Reset()
+	acts := e.reconcile("--dry-run")
+	if !hasAction(acts, "recreated", "mon_groups/"+uidA) {
+		t.Errorf("dry run: %+v", acts)
+	}
+	if e.exists("mon_groups/" + uidA) {
+		t.Errorf("a dry run created a group")
+	}
+	if acts := e.reconcile(); !hasAction(acts, "recreated", "mon_groups/"+uidA) {
+		t.Errorf("the real run after the dry run: %+v", acts)
+	}
+}

@@ -1,8 +1,8 @@
 package e2e_test
 
 import (
-	"errors"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"

@@ -96,12 +96,21 @@ func scanRoot(root string) ([]Container, error) {
 	return out, errors.Join(errs...)
 }
 
-// readRunc reads runc's state.json with runc's own types. The spec's annotations are kept
-// there as "key=value" labels, next to "bundle=<path>".
+// readRunc reads runc's state.json.
 func readRunc(dir string) (Container, uint64, bool, error) {
-	var st libcontainer.State
-	if err := readJSON(filepath.Join(dir, "state.json"), &st); err != nil {
+	b, err := readFile(filepath.Join(dir, "state.json"))
+	if err != nil {
 		return Container{}, 0, false, err
+	}
+	return parseRunc(b)
+}
+
+// parseRunc parses runc's state.json with runc's own types. The spec's annotations are kept
+// there as "key=value" labels, next to "bundle=<path>".
+func parseRunc(b []byte) (Container, uint64, bool, error) {
+	var st libcontainer.State
+	if err := json.Unmarshal(b, &st); err != nil {
+		return Container{}, 0, false, fmt.Errorf("runc state: %w", err)
 	}
 	c := Container{ID: st.ID, Runtime: "runc", Pid: st.InitProcessPid, Annotations: map[string]string{}}
 	for _, l := range st.Config.Labels {
@@ -121,7 +130,8 @@ func readRunc(dir string) (Container, uint64, bool, error) {
 	if st.Config.Cgroups != nil {
 		c.CgroupsPath = st.Config.Cgroups.Path
 	}
-	return c, st.InitProcessStartTime, st.ID != "" && st.InitProcessPid > 0, nil
+	ok := ocistate.ValidContainerID(st.ID) && st.InitProcessPid > 0
+	return c, st.InitProcessStartTime, ok, nil
 }
 
 // crunStatus is crun's <root>/<id>/status; crun keeps the container's config.json beside it.
@@ -133,9 +143,13 @@ type crunStatus struct {
 }
 
 func readCrun(dir string) (Container, uint64, bool, error) {
-	var st crunStatus
-	if err := readJSON(filepath.Join(dir, "status"), &st); err != nil {
+	b, err := readFile(filepath.Join(dir, "status"))
+	if err != nil {
 		return Container{}, 0, false, err
+	}
+	st, err := parseCrunStatus(b)
+	if err != nil {
+		return Container{}, 0, false, fmt.Errorf("%s: %w", dir, err)
 	}
 	c := Container{ID: filepath.Base(dir), Runtime: "crun", Pid: st.Pid, Bundle: st.Bundle, CgroupsPath: st.CgroupPath}
 	spec, err := ocistate.ReadSpec(dir)
@@ -147,16 +161,28 @@ func readCrun(dir string) (Container, uint64, bool, error) {
 	return c, st.StartTime, st.Pid > 0, nil
 }
 
-func readJSON(path string, v any) error {
+func parseCrunStatus(b []byte) (crunStatus, error) {
+	var st crunStatus
+	if err := json.Unmarshal(b, &st); err != nil {
+		return st, fmt.Errorf("crun status: %w", err)
+	}
+	return st, nil
+}
+
+func readFile(path string) ([]byte, error) {
 	f, err := os.Open(path)
 	if err != nil {
-		return fmt.Errorf("runtime state: %w", err)
+		return nil, fmt.Errorf("runtime state: %w", err)
 	}
 	defer f.Close()
-	if err := json.NewDecoder(io.LimitReader(f, maxStateSize)).Decode(v); err != nil {
-		return fmt.Errorf("runtime state %s: %w", path, err)
+	b, err := io.ReadAll(io.LimitReader(f, maxStateSize+1))
+	if err != nil {
+		return nil, fmt.Errorf("runtime state %s: %w", path, err)
 	}
-	return nil
+	if len(b) > maxStateSize {
+		return nil, fmt.Errorf("runtime state %s: larger than %d bytes", path, maxStateSize)
+	}
+	return b, nil
 }
 
 func exists(p string) bool {

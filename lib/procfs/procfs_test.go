@@ -1,0 +1,47 @@
+package procfs
+
+import (
+	"os"
+	"slices"
+	"testing"
+)
+
+func TestParseStat(t *testing.T) {
+	t.Parallel()
+	line := "1234 (a (weird) name) S 1 1234 1234 0 -1 4194560 100 0 0 0 250 50 7 3 20 0 1 0 98765 1000 100 18446744073709551615"
+	st, err := ParseStat([]byte(line))
+	if err != nil || st.State != 'S' || st.StartTime != 98765 {
+		t.Errorf("got %+v, %v", st, err)
+	}
+	for _, bad := range []string{"", "1 (x", "1 (x) S 1 2", "1 (x) SS 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20"} {
+		if _, err := ParseStat([]byte(bad)); err == nil {
+			t.Errorf("ParseStat(%q) accepted it", bad)
+		}
+	}
+}
+
+func TestSelf(t *testing.T) {
+	t.Parallel()
+	st, err := ReadStat(os.Getpid())
+	if err != nil || !SameProcess(os.Getpid(), st.StartTime) || SameProcess(os.Getpid(), st.StartTime+1) {
+		t.Errorf("self: %+v, %v", st, err)
+	}
+	tids, err := Threads(os.Getpid())
+	if err != nil || !slices.Contains(tids, os.Getpid()) {
+		t.Errorf("threads: %v, %v", tids, err)
+	}
+	idx, err := ReadCgroups()
+	if err != nil || !slices.Contains(idx.Peers(os.Getpid()), os.Getpid()) {
+		t.Errorf("cgroup peers: %v", err)
+	}
+	if Finished(os.Getpid()) || !Finished(1<<30) {
+		t.Errorf("Finished")
+	}
+}
+
+func FuzzParseStat(f *testing.F) {
+	f.Add([]byte("1 (sh) S 1 1 1 0 -1 0 0 0 0 0 0 0 0 0 20 0 1 0 5 0 0"))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		_, _ = ParseStat(b)
+	})
+}

@@ -5,6 +5,8 @@ BINDIR    ?= $(PREFIX)/bin
 LIBEXECDIR ?= $(PREFIX)/libexec/oci/hooks.d
 HOOKSDIR  ?= /etc/containers/oci/hooks.d
 CONFDIR   ?= /etc/resctrl-mon
+UNITDIR   ?= /etc/systemd/system
+DOCDIR    ?= $(PREFIX)/share/doc/resctrl-mon
 GO        ?= go
 GOBIN     := $(shell $(GO) env GOPATH)/bin
 GOLANGCI  := github.com/golangci/golangci-lint/v2/cmd/golangci-lint@v2.15.0
@@ -26,6 +28,7 @@ build:
 	$(GO) build $(TAGS) ./...
 	$(GO) build $(TAGS) -o $(BIN)/resctrlsim ./test/resctrlsim/cmd/resctrlsim
 	$(GO) build $(TAGS) -o $(BIN)/resctrl-mon-hook ./hooks
+	$(GO) build $(TAGS) -o $(BIN)/resctrl-mon ./cmd/resctrl-mon
 
 # Every test, the simulator's included: they need root and /dev/fuse, and skip without them
 # unless RESCTRLSIM_REQUIRE=1 (CI sets it, so nothing is skipped there).
@@ -56,7 +59,12 @@ demo: deps build
 # runtime loads it is dropped.
 install: build
 	install -D -m 0755 $(BIN)/resctrl-mon-hook $(DESTDIR)$(LIBEXECDIR)/resctrl-mon-hook
+	install -D -m 0755 $(BIN)/resctrl-mon $(DESTDIR)$(BINDIR)/resctrl-mon
 	install -D -m 0755 $(BIN)/resctrlsim $(DESTDIR)$(BINDIR)/resctrlsim
+	install -D -m 0644 README.md $(DESTDIR)$(DOCDIR)/README.md
+	sed 's|@BINDIR@|$(BINDIR)|g; s|@DOCDIR@|$(DOCDIR)|g' install/systemd/resctrl-mon-reconcile.service.in \
+	  | install -D -m 0644 /dev/stdin $(DESTDIR)$(UNITDIR)/resctrl-mon-reconcile.service
+	install -D -m 0644 install/systemd/resctrl-mon-reconcile.timer $(DESTDIR)$(UNITDIR)/resctrl-mon-reconcile.timer
 	install -d $(DESTDIR)$(HOOKSDIR)
 	for f in install/hooks.d/*.json.in; do \
 	  sed 's|@LIBEXECDIR@|$(LIBEXECDIR)|g' $$f > $(DESTDIR)$(HOOKSDIR)/$$(basename $$f .in); \
@@ -66,7 +74,9 @@ install: build
 # The JSON first, then the binary; the config stays (it is the admin's).
 uninstall:
 	rm -f $(DESTDIR)$(HOOKSDIR)/resctrl-mon-createruntime.json $(DESTDIR)$(HOOKSDIR)/resctrl-mon-poststop.json
-	rm -f $(DESTDIR)$(LIBEXECDIR)/resctrl-mon-hook $(DESTDIR)$(BINDIR)/resctrlsim
+	rm -f $(DESTDIR)$(UNITDIR)/resctrl-mon-reconcile.service $(DESTDIR)$(UNITDIR)/resctrl-mon-reconcile.timer
+	rm -f $(DESTDIR)$(LIBEXECDIR)/resctrl-mon-hook $(DESTDIR)$(BINDIR)/resctrl-mon $(DESTDIR)$(BINDIR)/resctrlsim
+	rm -f $(DESTDIR)$(DOCDIR)/README.md
 
 clean:
 	rm -rf $(BIN)

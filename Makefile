@@ -46,7 +46,9 @@ fuzz:
 
 # Benchmarks print ratios against a baseline measured in the same run.
 bench: deps
-	$(GO) test -run XXX -bench . -benchtime 2000x ./...
+	$(GO) test $(TAGS) -run XXX -bench . -benchtime 2000x ./test/resctrlsim/
+	$(GO) test $(TAGS) -run XXX -bench . -benchtime 30x ./test/e2e/
+	$(GO) test $(TAGS) -run XXX -bench . -benchtime 3x ./lib/lifecycle/
 
 lint:
 	@command -v golangci-lint >/dev/null 2>&1 || $(GO) install $(GOLANGCI)

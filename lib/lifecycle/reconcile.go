@@ -114,8 +114,10 @@ func (m *Manager) reconcileLive(w *wanted, cgroups procfs.Cgroups, dryRun bool) 
 		return nil, err
 	}
 	dir := filepath.Join(m.cfg.ResctrlRoot, w.path)
-	_, statErr := os.Stat(dir)
-	exists := statErr == nil
+	// One read of the tasks file says whether the group exists and what it holds: on the
+	// timer's common path (everything in place) that is all reconcile touches in resctrl.
+	in, exists := readTasks(dir)
+	missing := missingTasks(in, w.containers, cgroups)
 	if owned && rec.Class != w.class {
 		act("refused", fmt.Sprintf("the pod's group is under class %q, its containers run in %q", classLabel(rec.Class), classLabel(w.class)))
 		return acts, nil
@@ -125,7 +127,7 @@ func (m *Manager) reconcileLive(w *wanted, cgroups procfs.Cgroups, dryRun bool) 
 	case !owned && exists:
 		// The registry was lost. The group is ours only if it holds the pod's own tasks:
 		// nobody else put them there.
-		if !m.holdsAny(dir, w.containers) {
+		if !holdsAny(in, w.containers) {
 			act("refused", "a group of that name exists, holds none of the pod's tasks, and is not ours")
 			return acts, nil
 		}
@@ -140,8 +142,19 @@ func (m *Manager) reconcileLive(w *wanted, cgroups procfs.Cgroups, dryRun bool) 
 		act("recreated", "the group had disappeared")
 	}
 	if dryRun {
-		if n := m.missingTasks(dir, w.containers, cgroups); exists && n > 0 {
-			act("moved", fmt.Sprintf("%d tasks", n))
+		if exists && owned && len(missing) > 0 {
+			act("moved", fmt.Sprintf("%d tasks", len(missing)))
+		}
+		return acts, nil
+	}
+	if exists && owned && len(missing) == 0 {
+		// In place: only the record may need the live container list.
+		if err := m.syncContainers(&rec, w); err != nil {
+			return acts, err
+		}
+		rec.IdleSince = nil
+		if !sameRecord(before, rec) {
+			return acts, m.store.Save(rec)
 		}
 		return acts, nil
 	}
@@ -160,7 +173,7 @@ func (m *Manager) reconcileLive(w *wanted, cgroups procfs.Cgroups, dryRun bool) 
 	if !exists {
 		m.writeSnapshot(rec, snapshot.Begin)
 	}
-	moved, err := m.placeAll(w, cgroups)
+	moved, err := m.place(w, missing)
 	if err != nil {
 		return acts, err
 	}
@@ -211,44 +224,38 @@ func (m *Manager) syncContainers(rec *state.Record, w *wanted) error {
 	return errors.Join(errs...)
 }
 
-// placeAll moves every thread of every process of the pod's containers that is not in the
-// group yet, and returns how many it moved.
-func (m *Manager) placeAll(w *wanted, cgroups procfs.Cgroups) (int, error) {
-	in := m.groupTasks(filepath.Join(m.cfg.ResctrlRoot, w.path))
+// place moves the given threads into the pod's group and returns how many it moved.
+func (m *Manager) place(w *wanted, tids []int) (int, error) {
 	moved := 0
-	for _, c := range w.containers {
-		for _, tid := range containerTasks(c, cgroups) {
-			if in[tid] {
-				continue
-			}
-			err := m.mon.AssignPID(w.name, tid)
-			switch {
-			case err == nil:
-				moved++
-			case errors.Is(err, syscall.ESRCH), errors.Is(err, os.ErrNotExist):
-			default:
-				return moved, fmt.Errorf("move thread %d of container %s: %w%s", tid, c.ID, err, m.kernelSaysSuffix())
-			}
+	for _, tid := range tids {
+		err := m.mon.AssignPID(w.name, tid)
+		switch {
+		case err == nil:
+			moved++
+		case errors.Is(err, syscall.ESRCH), errors.Is(err, os.ErrNotExist):
+		default:
+			return moved, fmt.Errorf("move thread %d into %s: %w%s", tid, w.path, err, m.kernelSaysSuffix())
 		}
 	}
 	return moved, nil
 }
 
-func (m *Manager) missingTasks(dir string, cs []runtimes.Container, cgroups procfs.Cgroups) int {
-	in := m.groupTasks(dir)
-	n := 0
+// missingTasks lists the threads of the pod's containers that are not in the group.
+func missingTasks(in map[int]bool, cs []runtimes.Container, cgroups procfs.Cgroups) []int {
+	var out []int
 	for _, c := range cs {
 		for _, tid := range containerTasks(c, cgroups) {
-			if !in[tid] {
-				n++
+			// A zombie is not worth moving (its counts are final); checked only for the
+			// threads outside the group, the few on the timer's common path.
+			if !in[tid] && !procfs.Finished(tid) {
+				out = append(out, tid)
 			}
 		}
 	}
-	return n
+	return out
 }
 
-func (m *Manager) holdsAny(dir string, cs []runtimes.Container) bool {
-	in := m.groupTasks(dir)
+func holdsAny(in map[int]bool, cs []runtimes.Container) bool {
 	for _, c := range cs {
 		if in[c.Pid] {
 			return true
@@ -257,29 +264,29 @@ func (m *Manager) holdsAny(dir string, cs []runtimes.Container) bool {
 	return false
 }
 
-// containerTasks lists every live thread of every process in the container's cgroups.
+// containerTasks lists every thread of every process in the container's cgroups.
 func containerTasks(c runtimes.Container, cgroups procfs.Cgroups) []int {
 	var out []int
 	for _, p := range cgroups.Peers(c.Pid) {
 		tids, _ := procfs.Threads(p)
-		for _, t := range tids {
-			if !procfs.Finished(t) {
-				out = append(out, t)
-			}
-		}
+		out = append(out, tids...)
 	}
 	return out
 }
 
-func (m *Manager) groupTasks(dir string) map[int]bool {
-	b, _ := os.ReadFile(filepath.Join(dir, "tasks"))
-	in := map[int]bool{}
+// readTasks reads a group's tasks; ok is false when the group does not exist.
+func readTasks(dir string) (in map[int]bool, ok bool) {
+	b, err := os.ReadFile(filepath.Join(dir, "tasks"))
+	if err != nil {
+		return map[int]bool{}, false
+	}
+	in = map[int]bool{}
 	for _, f := range strings.Fields(string(b)) {
 		if n, err := strconv.Atoi(f); err == nil {
 			in[n] = true
 		}
 	}
-	return in
+	return in, true
 }
 
 // reconcileGone handles an owned group none of whose containers is alive: its containers'

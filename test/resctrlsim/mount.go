@@ -27,6 +27,7 @@ const (
 type Sim struct {
 	Dir    string
 	m      *model
+	root   *dirNode
 	host   Host
 	server *fuse.Server
 	stop   chan struct{}
@@ -54,11 +55,17 @@ func Mount(dir string, opts Options) (*Sim, error) {
 		return nil, fmt.Errorf("resctrlsim on %s: %w", dir, err)
 	}
 	s := &Sim{Dir: dir, m: newModel(opts, host), host: host, stop: make(chan struct{})}
-	zero := time.Duration(0)
+	// The kernel may cache names and attributes for a second: every change that goes through
+	// the mount (mkdir, rmdir) updates its cache itself, and the one change that does not,
+	// a simulated re-mount, invalidates what it removed (Reset). Without the cache every
+	// path component costs a FUSE round trip. Negative entries are never cached, so a group
+	// made by mkdir is seen at once.
+	zero, second := time.Duration(0), time.Second
 	root := &dirNode{m: s.m, kind: dirGroup}
+	s.root = root
 	s.server, err = fs.Mount(dir, root, &fs.Options{
-		EntryTimeout:    &zero,
-		AttrTimeout:     &zero,
+		EntryTimeout:    &second,
+		AttrTimeout:     &second,
 		NegativeTimeout: &zero,
 		MountOptions: fuse.MountOptions{
 			FsName:        FSSource,
@@ -167,9 +174,13 @@ func (s *Sim) Wait() { s.server.Wait() }
 
 // Do carries out a control command; status returns the state as JSON.
 func (s *Sim) Do(c Command) (string, error) {
-	if c.Verb == "status" {
+	switch c.Verb {
+	case "status":
 		b, err := json.Marshal(s.Status())
 		return string(b), err
+	case "reset":
+		s.Reset()
+		return "ok", nil
 	}
 	s.m.applyCommand(c)
 	return "ok", nil
@@ -191,8 +202,32 @@ func (s *Sim) SetCounterState(counter, state, group string) {
 	s.m.applyCommand(Command{Verb: "counter", Counter: counter, State: state, Group: group})
 }
 
-// Reset forgets every group, as a re-mount of resctrl does.
-func (s *Sim) Reset() { s.m.applyCommand(Command{Verb: "reset"}) }
+// Reset forgets every group, as a re-mount of resctrl does, and makes the kernel forget the
+// names it cached for them.
+func (s *Sim) Reset() {
+	s.m.mu.Lock()
+	var ctrls, mons []string
+	for _, e := range groupEntries(kindRoot, s.m.opts) {
+		ctrls = append(ctrls, e.name) // their nodes point at the old root group
+	}
+	for name := range s.m.root.ctrls {
+		ctrls = append(ctrls, name)
+	}
+	for name := range s.m.root.mons {
+		mons = append(mons, name)
+	}
+	s.m.mu.Unlock()
+	s.m.applyCommand(Command{Verb: "reset"})
+	// Outside the model's lock: the kernel may call back into the filesystem.
+	if mg := s.root.GetChild("mon_groups"); mg != nil {
+		for _, name := range mons {
+			_ = mg.NotifyEntry(name)
+		}
+	}
+	for _, name := range ctrls {
+		_ = s.root.NotifyEntry(name)
+	}
+}
 
 // ClearFaults removes every injected fault.
 func (s *Sim) ClearFaults() { s.m.applyCommand(Command{Verb: "clear"}) }

@@ -58,6 +58,10 @@ func mountCommand() *cli.Command {
 
 func runMount(c *cli.Context) error {
 	dir := c.Args().First()
+	// Catch signals before mounting: a SIGTERM that arrived between the mount and
+	// signal.Notify would kill the process and leave a dead mount behind.
+	sigs := make(chan os.Signal, 1)
+	signal.Notify(sigs, syscall.SIGINT, syscall.SIGTERM)
 	if c.Bool("mkdir") {
 		if err := os.MkdirAll(dir, 0o755); err != nil {
 			return fmt.Errorf("mount: %w", err)
@@ -87,8 +91,6 @@ func runMount(c *cli.Context) error {
 		defer func() { _ = stop() }()
 	}
 	fmt.Fprintf(os.Stderr, "resctrlsim: mounted on %s\n", dir)
-	sigs := make(chan os.Signal, 1)
-	signal.Notify(sigs, syscall.SIGINT, syscall.SIGTERM)
 	unmounted := make(chan struct{})
 	go func() { sim.Wait(); close(unmounted) }()
 	select {

@@ -3,6 +3,7 @@ package config
 import (
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -119,7 +120,8 @@ func TestShippedConfigIsTheDefaults(t *testing.T) {
 	want := Default()
 	if c.ResctrlRoot != want.ResctrlRoot || c.StateDir != want.StateDir || c.SnapshotDir != want.SnapshotDir ||
 		c.Retention != want.Retention || c.Annotations != want.Annotations || c.Log != want.Log ||
-		c.FailurePolicy != want.FailurePolicy || c.SnapshotMaxAge != want.SnapshotMaxAge || c.SnapshotMaxCount != want.SnapshotMaxCount {
+		c.FailurePolicy != want.FailurePolicy || c.SnapshotMaxAge != want.SnapshotMaxAge || c.SnapshotMaxCount != want.SnapshotMaxCount ||
+		!slices.Equal(c.RuntimeRoots, want.RuntimeRoots) || c.Granularity != want.Granularity || c.NoPod != want.NoPod {
 		t.Errorf("install/config.yaml = %+v, defaults are %+v", c, want)
 	}
 }

@@ -5,8 +5,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"strconv"
-	"strings"
 	"time"
 
 	specs "github.com/opencontainers/runtime-spec/specs-go"
@@ -125,13 +123,13 @@ func (m *Manager) removeEmpty(rec state.Record) {
 // kernel keeps it in its group until it is reaped) but will never run again: its counts are
 // final, and poststop often comes while the container's last processes await their reaper.
 func taskCount(dir string) (int, error) {
-	b, err := os.ReadFile(filepath.Join(dir, "tasks"))
-	if err != nil {
-		return 0, fmt.Errorf("read tasks of %s: %w", dir, err)
+	in, ok := readTasks(dir)
+	if !ok {
+		return 0, fmt.Errorf("read tasks of %s: the group is gone", dir)
 	}
 	n := 0
-	for _, f := range strings.Fields(string(b)) {
-		if tid, err := strconv.Atoi(f); err == nil && !procfs.Finished(tid) {
+	for tid := range in {
+		if !procfs.Finished(tid) {
 			n++
 		}
 	}

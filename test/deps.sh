@@ -15,6 +15,8 @@ declare -A pkgs=(
 	[netavark]="test -x /usr/lib/podman/netavark"  # podman's network backend, even with --network none
 	[busybox-static]="dpkg -s busybox-static"      # the containers' rootfs (the dynamic busybox will not do)
 	[jq]="command -v jq"                    # the demo edits config.json with it
+	[systemd]="command -v systemd-analyze"  # the install test verifies the shipped units
+	[make]="command -v make"                # the install test runs make install
 )
 
 missing=()

@@ -58,7 +58,8 @@ func BenchmarkHook(b *testing.B) {
 }
 
 // BenchmarkContainerStart times `runc run` of a trivial container with the hooks in its
-// config.json against the same container without them, alternately. Target: ≤ 1.05×.
+// config.json against the same container without them, alternately. Target: ≤ 1.05×. It
+// also times a no-op Go hook in the same place: the floor any exec'd hook starts from.
 func BenchmarkContainerStart(b *testing.B) {
 	buildBinaries(b)
 	sim := resctrlsim.MountT(b, resctrlsim.Options{SettleInterval: -1})
@@ -73,6 +74,9 @@ func BenchmarkContainerStart(b *testing.B) {
 	with := e2e.NewBundle(b, rootfs, e2e.BundleOptions{Args: []string{"sleep", "600"}, Annotations: ann,
 		Hooks: &specs.Hooks{CreateRuntime: []specs.Hook{hooks("createRuntime")}, Poststop: []specs.Hook{hooks("poststop")}}})
 	without := e2e.NewBundle(b, rootfs, e2e.BundleOptions{Args: []string{"sleep", "600"}, Annotations: ann})
+	// The floor: the same hook slot filled by a no-op Go binary.
+	noop := e2e.NewBundle(b, rootfs, e2e.BundleOptions{Args: []string{"sleep", "600"}, Annotations: ann,
+		Hooks: &specs.Hooks{CreateRuntime: []specs.Hook{{Path: binaries.noop}}}})
 	start := func(id string, bundle *e2e.Bundle) time.Duration {
 		t0 := time.Now()
 		if err := r.Run(id, bundle); err != nil {
@@ -87,16 +91,18 @@ func BenchmarkContainerStart(b *testing.B) {
 		return d
 	}
 	start("warm", with)
-	var withT, withoutT time.Duration
+	var withT, withoutT, noopT time.Duration
 	i := 0
 	for b.Loop() {
 		withoutT += start(fmt.Sprintf("plain%d", i), without)
 		withT += start(fmt.Sprintf("hooked%d", i), with)
+		noopT += start(fmt.Sprintf("noop%d", i), noop)
 		i++
 	}
 	b.ReportMetric(float64(withT.Milliseconds())/float64(i), "hooked-ms/run")
 	b.ReportMetric(float64(withoutT.Milliseconds())/float64(i), "plain-ms/run")
 	b.ReportMetric(float64(withT)/float64(withoutT), "x-plain")
+	b.ReportMetric(float64(noopT)/float64(withoutT), "noop-hook-x-plain")
 }
 
 func writeBenchConfig(b *testing.B, dir, root string) string {

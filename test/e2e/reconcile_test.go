@@ -371,3 +371,53 @@ func TestReconcileDryRun(t *testing.T) {
 		t.Errorf("the real run after the dry run: %+v", acts)
 	}
 }
+
+// Reconcile runs over and over while containers start and stop with the hook: the per-pod
+// locks keep them from interleaving, and the end state is the one without reconcile.
+func TestReconcileWhileHooksRun(t *testing.T) {
+	t.Parallel()
+	e := newRecEnv(t, resctrlsim.Options{}, "retention: 0s\n")
+	stop := make(chan struct{})
+	done := make(chan error, 1)
+	go func() {
+		for {
+			select {
+			case <-stop:
+				done <- nil
+				return
+			default:
+			}
+			cmd := exec.Command(binaries.cli, "--config", e.cfgPath, "reconcile")
+			if out, err := cmd.CombinedOutput(); err != nil {
+				done <- fmt.Errorf("reconcile: %w: %s", err, out)
+				return
+			}
+		}
+	}()
+	uids := []string{uidA, uidB}
+	args := []string{"sh", "-c", "sleep 600 & sleep 600 & wait"}
+	for i := range 10 {
+		b := e2e.NewBundle(t, e.rootfs, e2e.BundleOptions{Args: args, Annotations: crioPod(uids[i%2], sandboxOf('a'), "c"), Hooks: e.hooks()})
+		if err := e.r.Run(fmt.Sprintf("w%d", i), b); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for i := range 5 { // half of them go again
+		if err := e.r.Delete(fmt.Sprintf("w%d", i), true); err != nil {
+			t.Fatal(err)
+		}
+	}
+	close(stop)
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	for i := 5; i < 10; i++ {
+		e.allPlaced(fmt.Sprintf("w%d", i), "mon_groups/"+uids[i%2])
+	}
+	for _, r := range e.records() {
+		if len(r.Containers) == 0 {
+			t.Errorf("record %s lost its containers", r.Group)
+		}
+	}
+	e.settled()
+}

@@ -14,9 +14,9 @@ import (
 
 	"github.com/intel/goresctrl/pkg/monitor"
 
+	"github.com/resctrl-mon/resctrl-mon/lib/container"
 	"github.com/resctrl-mon/resctrl-mon/lib/identity"
 	"github.com/resctrl-mon/resctrl-mon/lib/procfs"
-	"github.com/resctrl-mon/resctrl-mon/lib/runtimes"
 	"github.com/resctrl-mon/resctrl-mon/lib/snapshot"
 	"github.com/resctrl-mon/resctrl-mon/lib/state"
 )
@@ -33,7 +33,7 @@ type Action struct {
 type wanted struct {
 	name, path, class string
 	idn               identity.Identity
-	containers        []runtimes.Container
+	containers        []container.Container
 }
 
 // Reconcile makes resctrl and the registry match the live containers: every live pod has its
@@ -42,7 +42,7 @@ type wanted struct {
 // re-mount of resctrl, a runtime's RDT setup (which deletes empty groups) or a wiped state
 // dir left behind. It takes the same per-pod locks as the hooks, so it is safe to run while
 // they run, and it is idempotent: a second run finds nothing to do.
-func (m *Manager) Reconcile(live []runtimes.Container, dryRun bool) ([]Action, error) {
+func (m *Manager) Reconcile(live []container.Container, dryRun bool) ([]Action, error) {
 	var acts []Action
 	var errs []error
 	cgroups, err := procfs.ReadCgroups()
@@ -241,7 +241,7 @@ func (m *Manager) place(w *wanted, tids []int) (int, error) {
 }
 
 // missingTasks lists the threads of the pod's containers that are not in the group.
-func missingTasks(in map[int]bool, cs []runtimes.Container, cgroups procfs.Cgroups) []int {
+func missingTasks(in map[int]bool, cs []container.Container, cgroups procfs.Cgroups) []int {
 	var out []int
 	for _, c := range cs {
 		for _, tid := range containerTasks(c, cgroups) {
@@ -255,7 +255,7 @@ func missingTasks(in map[int]bool, cs []runtimes.Container, cgroups procfs.Cgrou
 	return out
 }
 
-func holdsAny(in map[int]bool, cs []runtimes.Container) bool {
+func holdsAny(in map[int]bool, cs []container.Container) bool {
 	for _, c := range cs {
 		if in[c.Pid] {
 			return true
@@ -265,7 +265,7 @@ func holdsAny(in map[int]bool, cs []runtimes.Container) bool {
 }
 
 // containerTasks lists every thread of every process in the container's cgroups.
-func containerTasks(c runtimes.Container, cgroups procfs.Cgroups) []int {
+func containerTasks(c container.Container, cgroups procfs.Cgroups) []int {
 	var out []int
 	for _, p := range cgroups.Peers(c.Pid) {
 		tids, _ := procfs.Threads(p)
@@ -338,7 +338,7 @@ func (m *Manager) reconcileGone(name string, dryRun bool) (acts []Action, err er
 }
 
 // unbindDead forgets container bindings of containers that are not alive and in no record.
-func (m *Manager) unbindDead(live []runtimes.Container) error {
+func (m *Manager) unbindDead(live []container.Container) error {
 	alive := map[string]bool{}
 	for _, c := range live {
 		alive[c.ID] = true

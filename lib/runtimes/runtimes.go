@@ -16,6 +16,7 @@ import (
 
 	"github.com/opencontainers/runc/libcontainer"
 
+	"github.com/resctrl-mon/resctrl-mon/lib/container"
 	"github.com/resctrl-mon/resctrl-mon/lib/ocistate"
 	"github.com/resctrl-mon/resctrl-mon/lib/procfs"
 )
@@ -25,15 +26,7 @@ import (
 var DefaultRoots = []string{"/run/runc", "/run/containerd/runc/*", "/run/crun"}
 
 // Container is one live container.
-type Container struct {
-	ID          string
-	Runtime     string // "runc" or "crun"
-	Pid         int    // the init's host pid
-	Bundle      string
-	Annotations map[string]string
-	ClosID      string // linux.intelRdt.closID, "" for none
-	CgroupsPath string // linux.cgroupsPath
-}
+type Container = container.Container
 
 // maxStateSize bounds a runtime's state file: they are a few KB.
 const maxStateSize = 8 << 20

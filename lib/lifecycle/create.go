@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"syscall"
 	"time"
 
@@ -108,8 +109,11 @@ func (m *Manager) Create(st specs.State) (out Outcome, err error) {
 		out.Action = "created"
 		m.writeSnapshot(rec, snapshot.Begin)
 	}
-	n, err := m.moveThreads(name, st.Pid)
+	n, skipped, err := m.moveThreads(name, st.Pid, class != "")
 	out.Threads = n
+	if skipped > 0 {
+		out.Detail = fmt.Sprintf("%d threads outside class %s left (they end at execve)", skipped, class)
+	}
 	if err != nil {
 		m.recordFailure("assign", st.ID, err)
 		if created {
@@ -175,28 +179,38 @@ func (m *Manager) ensureGroup(rec *state.Record, owned bool) (created bool, err 
 // init is a multi-threaded Go (runc) or C program held before execve; only the thread that
 // calls execve survives it, keeping its own RMID, and whatever it forks inherits that. A
 // thread that exited meanwhile is no loss.
-func (m *Manager) moveThreads(name string, pid int) (int, error) {
+//
+// In an allocation class, runc moved only the init's leader into the class (a tasks write
+// moves one thread), so the kernel refuses its other threads for the class's group (EINVAL).
+// They die at execve, which the leader makes (runc locks it to the main thread), so they
+// are skipped; the leader itself must be placed.
+func (m *Manager) moveThreads(name string, pid int, classed bool) (moved, skipped int, err error) {
 	tids, err := procfs.Threads(pid)
 	if err != nil {
-		return 0, fmt.Errorf("%w: %w", ErrBadInput, err)
+		return 0, 0, fmt.Errorf("%w: %w", ErrBadInput, err)
 	}
-	moved := 0
+	// The leader first: its failure is the one that matters.
+	if i := slices.Index(tids, pid); i > 0 {
+		tids[0], tids[i] = tids[i], tids[0]
+	}
 	for _, tid := range tids {
 		err := m.mon.AssignPID(name, tid)
 		switch {
 		case err == nil:
 			moved++
 		case errors.Is(err, syscall.ESRCH):
+		case classed && tid != pid && errors.Is(err, syscall.EINVAL):
+			skipped++
 		case errors.Is(err, monitor.ErrClassMismatch):
-			return moved, fmt.Errorf("%w: %w", ErrClassMismatch, err)
+			return moved, skipped, fmt.Errorf("%w: %w", ErrClassMismatch, err)
 		default:
-			return moved, fmt.Errorf("move thread %d of pid %d: %w%s", tid, pid, err, m.kernelSaysSuffix())
+			return moved, skipped, fmt.Errorf("move thread %d of pid %d: %w%s", tid, pid, err, m.kernelSaysSuffix())
 		}
 	}
 	if moved == 0 {
-		return 0, fmt.Errorf("%w: pid %d has no thread left to move", ErrBadInput, pid)
+		return 0, skipped, fmt.Errorf("%w: pid %d has no thread left to move", ErrBadInput, pid)
 	}
-	return moved, nil
+	return moved, skipped, nil
 }
 
 func (m *Manager) bundleSpec(st specs.State) (*specs.Spec, error) {

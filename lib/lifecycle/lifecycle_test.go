@@ -339,6 +339,42 @@ func TestAllocationClass(t *testing.T) {
 	}
 }
 
+// runc puts only the init's leader in the class (one tasks write, one thread): the other
+// threads of the init cannot join the class's group, and end at execve anyway. The leader is
+// placed; the others are skipped, not an error.
+func TestAllocationClassMultiThreadedInit(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, resctrlsim.Options{}, nil)
+	if err := os.Mkdir(filepath.Join(e.sim.Dir, "gold"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(os.Args[0])
+	cmd.Env = append(os.Environ(), "LIFECYCLE_TEST_HELPER=threads")
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
+	p := cmd.Process.Pid
+	deadline := time.Now().Add(10 * time.Second)
+	for tids, _ := procfs.Threads(p); len(tids) < 5; tids, _ = procfs.Threads(p) {
+		if time.Now().After(deadline) {
+			t.Fatalf("the helper has %d threads", len(tids))
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	if err := os.WriteFile(filepath.Join(e.sim.Dir, "gold/tasks"), []byte(strconv.Itoa(p)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	bundle := writeBundle(t, &specs.Spec{Linux: &specs.Linux{IntelRdt: &specs.LinuxIntelRdt{ClosID: "gold"}}})
+	out, err := e.m.Create(specs.State{ID: "c1", Pid: p, Bundle: bundle, Annotations: crio(podA, sbA)})
+	if err != nil || out.Threads != 1 || !strings.Contains(out.Detail, "outside class gold") {
+		t.Fatalf("multi-threaded init in a class: %+v, %v", out, err)
+	}
+	if got := e.tasks("gold/mon_groups/" + podA); !slices.Equal(got, []int{p}) {
+		t.Errorf("the class's group holds %v, want the leader %d", got, p)
+	}
+}
+
 func writeBundle(t *testing.T, s *specs.Spec) string {
 	t.Helper()
 	dir := t.TempDir()

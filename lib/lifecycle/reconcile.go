@@ -233,6 +233,9 @@ func (m *Manager) place(w *wanted, tids []int) (int, error) {
 		case err == nil:
 			moved++
 		case errors.Is(err, syscall.ESRCH), errors.Is(err, os.ErrNotExist):
+		case w.class != "" && errors.Is(err, syscall.EINVAL):
+			// A thread outside the pod's class (the kernel will not move it across
+			// classes, and reconcile does not reclassify): left where it is.
 		default:
 			return moved, fmt.Errorf("move thread %d into %s: %w%s", tid, w.path, err, m.kernelSaysSuffix())
 		}

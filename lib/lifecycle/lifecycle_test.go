@@ -367,11 +367,13 @@ func TestAllocationClassMultiThreadedInit(t *testing.T) {
 	}
 	bundle := writeBundle(t, &specs.Spec{Linux: &specs.Linux{IntelRdt: &specs.LinuxIntelRdt{ClosID: "gold"}}})
 	out, err := e.m.Create(specs.State{ID: "c1", Pid: p, Bundle: bundle, Annotations: crio(podA, sbA)})
-	if err != nil || out.Threads != 1 || !strings.Contains(out.Detail, "outside class gold") {
+	// Threads the Go runtime made after the leader joined the class are in the class too
+	// and move; those made before do not.
+	if err != nil || out.Threads < 1 || !strings.Contains(out.Detail, "outside class gold") {
 		t.Fatalf("multi-threaded init in a class: %+v, %v", out, err)
 	}
-	if got := e.tasks("gold/mon_groups/" + podA); !slices.Equal(got, []int{p}) {
-		t.Errorf("the class's group holds %v, want the leader %d", got, p)
+	if got := e.tasks("gold/mon_groups/" + podA); !slices.Contains(got, p) || len(got) != out.Threads {
+		t.Errorf("the class's group holds %v, want the leader %d and %d threads", got, p, out.Threads)
 	}
 }
 

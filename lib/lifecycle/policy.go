@@ -20,12 +20,11 @@ func groupName(cfg config.Config, id string, idn identity.Identity, annotations 
 	if a := cfg.Annotations.OptIn; a != "" && annotations[a] != "true" {
 		return "", "not opted in by " + a
 	}
-	if idn.Namespace != "" || len(cfg.Namespaces.Include) > 0 {
-		if len(cfg.Namespaces.Include) > 0 && !slices.Contains(cfg.Namespaces.Include, idn.Namespace) {
-			return "", "namespace " + idn.Namespace + " not included"
-		}
+	// An include list names namespaces: a container with none is not in it.
+	if inc := cfg.Namespaces.Include; len(inc) > 0 && !slices.Contains(inc, idn.Namespace) {
+		return "", "namespace " + idn.Namespace + " not included"
 	}
-	if slices.Contains(cfg.Namespaces.Exclude, idn.Namespace) && idn.Namespace != "" {
+	if idn.Namespace != "" && slices.Contains(cfg.Namespaces.Exclude, idn.Namespace) {
 		return "", "namespace " + idn.Namespace + " excluded"
 	}
 	switch {

@@ -475,3 +475,28 @@ func TestParallelContainers(t *testing.T) {
 		t.Errorf("after all stopped: %d groups, %d records", len(es), len(recs))
 	}
 }
+
+// A sandbox's poststop means the pod is gone: its group goes at once, even inside the
+// retention window and even if a container's own poststop never came.
+func TestSandboxStopEndsThePod(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, resctrlsim.Options{}, nil) // retention 5m
+	sandbox := crio(podA, sbA)
+	sandbox[identity.CRIOContainerType] = "sandbox"
+	ps, pc := e.proc(), e.proc()
+	if _, err := e.create(sbA, ps, sandbox); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := e.create("app", pc, crio(podA, sbA)); err != nil {
+		t.Fatal(err)
+	}
+	_ = syscall.Kill(ps, syscall.SIGKILL)
+	_ = syscall.Kill(pc, syscall.SIGKILL)
+	waitGone(t, ps, pc)
+	if o := e.stop(sbA, sandbox); o.Action != "removed" || e.exists("mon_groups/"+podA) {
+		t.Errorf("sandbox poststop: %+v", o)
+	}
+	if recs, _ := e.m.Store().List(); len(recs) != 0 {
+		t.Errorf("records left: %+v", recs)
+	}
+}

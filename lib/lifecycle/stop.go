@@ -55,7 +55,15 @@ func (m *Manager) Stop(st specs.State) (out Outcome, err error) {
 	}
 	sandboxGone := idErr == nil && idn.Sandbox && idn.SandboxID == rec.SandboxID
 	if sandboxGone {
+		// The pod is gone: runtimes remove a pod's containers before its sandbox, so any
+		// still recorded lost their poststop. The group goes now (unless tasks still run).
 		rec.SandboxEnded = true
+		for id := range rec.Containers {
+			if err := m.store.UnbindContainer(id); err != nil {
+				return out, err
+			}
+		}
+		rec.Containers = nil
 	}
 	out.Action = "left"
 	if len(rec.Containers) == 0 {

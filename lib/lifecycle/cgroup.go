@@ -1,7 +1,6 @@
 package lifecycle
 
 import (
-	"bufio"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -18,24 +17,30 @@ func checkCgroup(pid int, spec *specs.Spec) error {
 	if spec == nil || spec.Linux == nil || spec.Linux.CgroupsPath == "" {
 		return nil
 	}
-	want := cgroupSuffix(spec.Linux.CgroupsPath)
-	f, err := os.Open(filepath.Join("/proc", strconv.Itoa(pid), "cgroup"))
+	b, err := os.ReadFile(filepath.Join("/proc", strconv.Itoa(pid), "cgroup"))
 	if err != nil {
 		return fmt.Errorf("%w: pid %d: %w", ErrBadInput, pid, err)
 	}
-	defer f.Close()
-	sc := bufio.NewScanner(f)
-	for sc.Scan() {
+	if !inCgroup(b, cgroupSuffix(spec.Linux.CgroupsPath)) {
+		return fmt.Errorf("%w: pid %d is not in the container's cgroup %s", ErrBadInput, pid, spec.Linux.CgroupsPath)
+	}
+	return nil
+}
+
+// inCgroup reports whether a /proc/<pid>/cgroup text places the process in want in some
+// hierarchy.
+func inCgroup(text []byte, want string) bool {
+	if want == "" || want == "/" {
+		return false
+	}
+	for line := range strings.SplitSeq(string(text), "\n") {
 		// "hierarchy-ID:controller-list:cgroup-path"
-		parts := strings.SplitN(sc.Text(), ":", 3)
+		parts := strings.SplitN(line, ":", 3)
 		if len(parts) == 3 && (parts[2] == want || strings.HasSuffix(parts[2], "/"+strings.TrimPrefix(want, "/"))) {
-			return nil
+			return true
 		}
 	}
-	if err := sc.Err(); err != nil {
-		return fmt.Errorf("%w: pid %d cgroups: %w", ErrBadInput, pid, err)
-	}
-	return fmt.Errorf("%w: pid %d is not in the container's cgroup %s", ErrBadInput, pid, spec.Linux.CgroupsPath)
+	return false
 }
 
 // cgroupSuffix turns a spec's cgroupsPath into what /proc/<pid>/cgroup shows: a path as is,

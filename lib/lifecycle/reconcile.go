@@ -283,13 +283,18 @@ func readTasks(dir string) (in map[int]bool, ok bool) {
 	if err != nil {
 		return map[int]bool{}, false
 	}
-	in = map[int]bool{}
+	return parseTasks(b), true
+}
+
+// parseTasks parses a tasks file: one thread id a line. Anything else is not a task.
+func parseTasks(b []byte) map[int]bool {
+	in := map[int]bool{}
 	for _, f := range strings.Fields(string(b)) {
-		if n, err := strconv.Atoi(f); err == nil {
+		if n, err := strconv.Atoi(f); err == nil && n > 0 {
 			in[n] = true
 		}
 	}
-	return in, true
+	return in
 }
 
 // reconcileGone handles an owned group none of whose containers is alive: its containers'

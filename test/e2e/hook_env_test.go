@@ -235,3 +235,14 @@ func (e *hookEnv) logLines(words ...string) int {
 	}
 	return n
 }
+
+// logFor returns the hook log's lines about one container.
+func (e *hookEnv) logFor(id string) string {
+	var out []string
+	for _, l := range strings.Split(e.log(), "\n") {
+		if strings.Contains(l, "container="+id+" ") || strings.Contains(l, "subject="+id+" ") {
+			out = append(out, l)
+		}
+	}
+	return strings.Join(out, "\n")
+}

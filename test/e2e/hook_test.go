@@ -296,7 +296,8 @@ func TestManyContainers(t *testing.T) {
 		id := fmt.Sprintf("m%02d", i)
 		err := e2e.Poll(10*time.Second, func() error {
 			if missing, total := e.outside(r, id, "mon_groups/"+uids[i%5]); missing != 0 || total < 3 {
-				return fmt.Errorf("%s: %d of %d tasks outside the group", id, missing, total)
+				return fmt.Errorf("%s: %d of %d tasks outside the group; the hook said:\n%s\nsimulator: %+v",
+					id, missing, total, e.logFor(id), e.sim.Status().Stats)
 			}
 			return nil
 		})

@@ -2,7 +2,9 @@ package resctrlsim
 
 import (
 	"errors"
+	"fmt"
 	"os"
+	"sync"
 	"testing"
 )
 
@@ -18,6 +20,28 @@ func MountT(t testing.TB, opts Options) *Sim {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// The simulator's diagnostics (lost proc events, ambiguous threads) are shown when the
+	// test fails; they may explain it.
+	var logMu sync.Mutex
+	var logged []string
+	if opts.Logf == nil {
+		opts.Logf = func(format string, args ...any) {
+			logMu.Lock()
+			defer logMu.Unlock()
+			if len(logged) < 100 {
+				logged = append(logged, fmt.Sprintf(format, args...))
+			}
+		}
+	}
+	t.Cleanup(func() { // runs after the unmount below: nothing logs any more
+		if t.Failed() {
+			logMu.Lock()
+			defer logMu.Unlock()
+			for _, l := range logged {
+				t.Log("resctrlsim:", l)
+			}
+		}
+	})
 	sim, err := Mount(dir, opts)
 	if errors.Is(err, ErrPreflight) && os.Getenv("RESCTRLSIM_REQUIRE") != "1" {
 		_ = os.Remove(dir)

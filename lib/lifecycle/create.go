@@ -126,6 +126,7 @@ func (m *Manager) Create(st specs.State) (out Outcome, err error) {
 	}
 	rec.Pending, rec.IdleSince = "", nil
 	rec.Containers[st.ID] = m.now().UTC()
+	recordInit(&rec, st.ID, st.Pid)
 	if err := m.store.Save(rec); err != nil {
 		return out, err
 	}
@@ -245,4 +246,16 @@ func classLabel(c string) string {
 		return "(root)"
 	}
 	return c
+}
+
+// recordInit remembers the container's init by pid and start time.
+func recordInit(rec *state.Record, id string, pid int) {
+	st, err := procfs.ReadStat(pid)
+	if err != nil {
+		return
+	}
+	if rec.Inits == nil {
+		rec.Inits = map[string]state.Init{}
+	}
+	rec.Inits[id] = state.Init{Pid: pid, Start: st.StartTime}
 }

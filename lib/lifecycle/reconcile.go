@@ -29,6 +29,16 @@ type Action struct {
 	Detail string `json:"detail,omitempty"`
 }
 
+const (
+	// reconcileLockWait is how long reconcile waits for a pod a hook is working on before
+	// leaving it to the next run: the hook is doing the job.
+	reconcileLockWait = 2 * time.Second
+)
+
+func busy(group, pod string) Action {
+	return Action{Action: "busy", Group: group, Pod: pod, Detail: "a hook holds the pod's lock; left to the next run"}
+}
+
 // wanted is a group that live containers need.
 type wanted struct {
 	name, path, class string
@@ -100,7 +110,10 @@ func (m *Manager) Reconcile(live []container.Container, dryRun bool) ([]Action, 
 
 // reconcileLive gives a live pod its group and puts all its tasks in it.
 func (m *Manager) reconcileLive(w *wanted, cgroups procfs.Cgroups, dryRun bool) (acts []Action, err error) {
-	lock, err := m.store.Lock(w.name, lockTimeout)
+	lock, err := m.store.Lock(w.name, reconcileLockWait)
+	if errors.Is(err, state.ErrLocked) {
+		return []Action{busy(w.path, w.idn.PodUID)}, nil
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -216,8 +229,9 @@ func (m *Manager) syncContainers(rec *state.Record, w *wanted) error {
 		}
 	}
 	for id := range rec.Containers {
-		if !live[id] {
+		if !live[id] && !initAlive(*rec, id) {
 			delete(rec.Containers, id)
+			delete(rec.Inits, id)
 			errs = append(errs, m.store.UnbindContainer(id))
 		}
 	}
@@ -300,7 +314,10 @@ func parseTasks(b []byte) map[int]bool {
 // reconcileGone handles an owned group none of whose containers is alive: its containers'
 // poststop never ran, or it is idle. It goes once the retention window has passed.
 func (m *Manager) reconcileGone(name string, dryRun bool) (acts []Action, err error) {
-	lock, err := m.store.Lock(name, lockTimeout)
+	lock, err := m.store.Lock(name, reconcileLockWait)
+	if errors.Is(err, state.ErrLocked) {
+		return []Action{busy(name, "")}, nil
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -311,6 +328,13 @@ func (m *Manager) reconcileGone(name string, dryRun bool) (acts []Action, err er
 	}
 	act := func(what, detail string) {
 		acts = append(acts, Action{Action: what, Group: rec.Path, Pod: rec.PodUID, Detail: detail})
+	}
+	for id := range rec.Containers {
+		if initAlive(rec, id) {
+			// Placed by its createRuntime hook and running, but not in its runtime's state
+			// yet (runtimes write it after their hooks ran): not gone.
+			return nil, nil
+		}
 	}
 	if len(rec.Containers) > 0 || rec.IdleSince == nil {
 		ids := make([]string, 0, len(rec.Containers))
@@ -328,7 +352,7 @@ func (m *Manager) reconcileGone(name string, dryRun bool) (acts []Action, err er
 			}
 		}
 		now := m.now().UTC()
-		rec.Containers, rec.IdleSince = map[string]time.Time{}, &now
+		rec.Containers, rec.Inits, rec.IdleSince = map[string]time.Time{}, nil, &now
 		if err := m.store.Save(rec); err != nil {
 			return acts, err
 		}
@@ -380,4 +404,10 @@ func sameRecord(a, b state.Record) bool {
 		}
 	}
 	return true
+}
+
+// initAlive reports whether the init process recorded for a container still runs.
+func initAlive(rec state.Record, id string) bool {
+	in, ok := rec.Inits[id]
+	return ok && procfs.SameProcess(in.Pid, in.Start)
 }

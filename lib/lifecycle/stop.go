@@ -50,6 +50,7 @@ func (m *Manager) Stop(st specs.State) (out Outcome, err error) {
 	}
 	out.Group, out.Pod = rec.Path, rec.PodUID
 	delete(rec.Containers, st.ID)
+	delete(rec.Inits, st.ID)
 	if err := m.store.UnbindContainer(st.ID); err != nil {
 		return out, err
 	}
@@ -63,7 +64,7 @@ func (m *Manager) Stop(st specs.State) (out Outcome, err error) {
 				return out, err
 			}
 		}
-		rec.Containers = nil
+		rec.Containers, rec.Inits = nil, nil
 	}
 	out.Action = "left"
 	if len(rec.Containers) == 0 {

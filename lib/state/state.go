@@ -35,6 +35,10 @@ type Record struct {
 
 	// Containers maps each container in the group to when it was placed.
 	Containers map[string]time.Time `json:"containers"`
+	// Inits identifies each container's init process, so reconcile can tell a container
+	// that is alive but not yet in its runtime's state (runtimes write it after the
+	// createRuntime hooks ran) from one that is gone.
+	Inits map[string]Init `json:"inits,omitempty"`
 	Created    time.Time            `json:"created"`
 	// IdleSince is when the last container left; the group is kept for the retention window.
 	IdleSince *time.Time `json:"idleSince,omitempty"`
@@ -46,6 +50,12 @@ type Record struct {
 	LateAssigned bool `json:"lateAssigned,omitempty"`
 	// RemoveFailed says why removing the group failed; it is retried, never forgotten.
 	RemoveFailed string `json:"removeFailed,omitempty"`
+}
+
+// Init is a process by pid and start time (a pid alone is reused).
+type Init struct {
+	Pid   int    `json:"pid"`
+	Start uint64 `json:"start"`
 }
 
 // Store is the state directory.

@@ -38,8 +38,8 @@ type Record struct {
 	// Inits identifies each container's init process, so reconcile can tell a container
 	// that is alive but not yet in its runtime's state (runtimes write it after the
 	// createRuntime hooks ran) from one that is gone.
-	Inits map[string]Init `json:"inits,omitempty"`
-	Created    time.Time            `json:"created"`
+	Inits   map[string]Init `json:"inits,omitempty"`
+	Created time.Time       `json:"created"`
 	// IdleSince is when the last container left; the group is kept for the retention window.
 	IdleSince *time.Time `json:"idleSince,omitempty"`
 	// Pending says why the group or a container could not be placed (e.g. no free RMID);

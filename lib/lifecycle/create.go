@@ -54,21 +54,42 @@ func (m *Manager) Create(st specs.State) (out Outcome, err error) {
 	class := ocistate.ClosID(spec)
 	out.Group = groupPath(class, name)
 
-	lock, err := m.store.Lock(name, lockTimeout)
+	created, err := m.reserve(st, idn, name, class, &out)
 	if err != nil {
 		return out, err
+	}
+	// The threads move outside the pod's lock: the container is in the record already, so
+	// a concurrent last-stop keeps the group, and other containers of the pod need not wait.
+	n, skipped, err := m.moveThreads(name, st.Pid, class != "")
+	out.Threads = n
+	if skipped > 0 {
+		out.Detail = fmt.Sprintf("%d threads outside class %s left (they end at execve)", skipped, class)
+	}
+	if err != nil {
+		m.recordFailure("assign", st.ID, err)
+		return out, errors.Join(err, m.release(st.ID, name, created))
+	}
+	return out, nil
+}
+
+// reserve makes sure the pod's group exists and records the container in it, under the
+// pod's lock. created is true when this call made the group.
+func (m *Manager) reserve(st specs.State, idn identity.Identity, name, class string, out *Outcome) (created bool, err error) {
+	lock, err := m.store.Lock(name, lockTimeout)
+	if err != nil {
+		return false, err
 	}
 	defer func() { err = errors.Join(err, lock.Unlock()) }()
 
 	rec, owned, err := m.store.Load(name)
 	if err != nil {
-		return out, err
+		return false, err
 	}
 	if owned && m.expired(rec) {
 		// Idle past the retention window: the pod's old life is over and its counts are
 		// final. A new group makes sure nothing of the old one is carried over.
 		if action, detail := m.remove(rec); action != "removed" {
-			return out, fmt.Errorf("the expired group %s of this pod could not be removed: %s", rec.Path, detail)
+			return false, fmt.Errorf("the expired group %s of this pod could not be removed: %s", rec.Path, detail)
 		}
 		owned = false
 	}
@@ -77,60 +98,71 @@ func (m *Manager) Create(st specs.State) (out Outcome, err error) {
 			PodName: idn.PodName, SandboxID: idn.SandboxID, Created: m.now().UTC()}
 	}
 	if err := m.admit(&rec, owned, idn, class); err != nil {
-		return out, err
+		return false, err
 	}
-	if !owned {
-		// Claim the name before mkdir: a hook killed between mkdir and the tasks write then
-		// leaves a group reconcile knows is ours (and completes or removes), not an
-		// unprovable orphan holding an RMID forever.
-		rec.Containers[st.ID] = m.now().UTC()
-		if err := errors.Join(m.store.Save(rec), m.store.BindContainer(st.ID, name)); err != nil {
-			return out, err
-		}
+	// The container is in the record before mkdir: a hook killed between mkdir and the
+	// tasks write then leaves a group reconcile knows is ours (and completes or removes),
+	// not an unprovable orphan holding an RMID forever.
+	rec.Containers[st.ID] = m.now().UTC()
+	recordInit(&rec, st.ID, st.Pid)
+	rec.IdleSince = nil
+	if err := errors.Join(m.store.Save(rec), m.store.BindContainer(st.ID, name)); err != nil {
+		return false, err
 	}
-	created, err := m.ensureGroup(&rec, owned)
+	created, err = m.ensureGroup(&rec, owned)
 	if err != nil {
 		switch {
 		case errors.Is(err, ErrNoRMIDs):
 			// Remember the pod so a later call or reconcile completes it.
 			rec.Pending = err.Error()
-			rec.Containers[st.ID] = m.now().UTC()
-			err = errors.Join(err, m.store.Save(rec), m.store.BindContainer(st.ID, name))
+			err = errors.Join(err, m.store.Save(rec))
 			out.Action = "pending"
 		case !owned:
 			// Not ours after all (a foreign group, a failed mkdir): drop the claim.
 			err = errors.Join(err, m.store.Delete(name), m.store.UnbindContainer(st.ID))
+		default:
+			delete(rec.Containers, st.ID)
+			delete(rec.Inits, st.ID)
+			err = errors.Join(err, m.store.Save(rec), m.store.UnbindContainer(st.ID))
 		}
 		m.recordFailure("create", st.ID, err)
-		return out, err
+		return false, err
 	}
 	out.Action = "joined"
 	if created {
 		out.Action = "created"
 		m.writeSnapshot(rec, snapshot.Begin)
 	}
-	n, skipped, err := m.moveThreads(name, st.Pid, class != "")
-	out.Threads = n
-	if skipped > 0 {
-		out.Detail = fmt.Sprintf("%d threads outside class %s left (they end at execve)", skipped, class)
+	if rec.Pending != "" {
+		rec.Pending = ""
+		return created, m.store.Save(rec)
 	}
+	return created, nil
+}
+
+// release takes back a reservation whose threads could not be moved, and removes the group
+// if this call made it and nothing else joined.
+func (m *Manager) release(id, name string, created bool) (err error) {
+	lock, err := m.store.Lock(name, lockTimeout)
 	if err != nil {
-		m.recordFailure("assign", st.ID, err)
-		if created {
-			// Leave no empty group behind for a container that will not run in it.
-			delete(rec.Containers, st.ID)
-			m.removeEmpty(rec)
-			err = errors.Join(err, m.store.UnbindContainer(st.ID))
-		}
-		return out, err
+		return err
 	}
-	rec.Pending, rec.IdleSince = "", nil
-	rec.Containers[st.ID] = m.now().UTC()
-	recordInit(&rec, st.ID, st.Pid)
-	if err := m.store.Save(rec); err != nil {
-		return out, err
+	defer func() { err = errors.Join(err, lock.Unlock()) }()
+	rec, owned, err := m.store.Load(name)
+	if err != nil || !owned {
+		return err
 	}
-	return out, m.store.BindContainer(st.ID, name)
+	delete(rec.Containers, id)
+	delete(rec.Inits, id)
+	if err := m.store.UnbindContainer(id); err != nil {
+		return err
+	}
+	if created && len(rec.Containers) == 0 {
+		// Leave no empty group behind for a container that will not run in it.
+		m.removeEmpty(rec)
+		return nil
+	}
+	return m.store.Save(rec)
 }
 
 // admit decides whether the container may join an existing record: same allocation class,

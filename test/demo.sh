@@ -73,10 +73,18 @@ echo "== started two containers of pod $pod with runc; the hook said:"
 sed 's/^/   /' "$work/hook.log"
 
 sleep 2
-cgroup_tasks() { for c in app sidecar; do cat "/sys/fs/cgroup/pids/resctrl-mon-demo/$c/tasks" 2>/dev/null || true; done | sort -n; }
+# Every thread of every process in the containers' cgroups: the v1 pids hierarchy on hybrid
+# hosts, cgroup.threads on cgroup v2 ones.
+cgroup_tasks() {
+	for c in app sidecar; do
+		cat "/sys/fs/cgroup/pids/resctrl-mon-demo/$c/tasks" 2>/dev/null ||
+			cat "/sys/fs/cgroup/resctrl-mon-demo/$c/cgroup.threads"
+	done | sort -n
+}
 in_group=$(sort -n "$group/tasks")
 in_cgroups=$(cgroup_tasks)
 echo "== the containers' cgroups hold $(echo "$in_cgroups" | wc -l) tasks; the pod's group holds $(echo "$in_group" | wc -l) (RMID $(cat "$group/mon_hw_id" 2>/dev/null || echo '?'))"
+[ -n "$in_cgroups" ] || { echo "demo: found no task in the containers' cgroups" >&2; exit 1; }
 missing=$(comm -23 <(echo "$in_cgroups") <(echo "$in_group") | wc -l)
 echo "   tasks of the pod outside its group: $missing"
 echo "== the pod's counters:"

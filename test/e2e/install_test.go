@@ -19,7 +19,7 @@ import (
 // and an environment, units that systemd accepts, and a config with every default. A second
 // install keeps the admin's config; uninstall removes everything else.
 func TestInstall(t *testing.T) {
-	t.Parallel()
+	// Not parallel: make writes bin/, which the other make-driven test runs.
 	p := t.TempDir()
 	vars := []string{"PREFIX=" + p, "UNITDIR=" + p + "/units", "HOOKSDIR=" + p + "/hooks.d", "CONFDIR=" + p + "/etc"}
 	make := func(target string) {

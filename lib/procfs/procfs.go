@@ -15,8 +15,10 @@ import (
 
 // Stat is the part of /proc/<pid>/stat used here.
 type Stat struct {
-	State     byte   // R, S, D, Z, X, ...
+	State     byte   // R, S, D, Z, X, ... (field 3)
+	CPUTicks  uint64 // utime + stime, in USER_HZ clock ticks (fields 14 and 15)
 	StartTime uint64 // clock ticks after boot (field 22)
+	Processor int    // the CPU it last ran on (field 39); -1 when the line stops before it
 }
 
 // ParseStat parses a /proc/<pid>/stat line. The command name may hold spaces and
@@ -26,16 +28,26 @@ func ParseStat(b []byte) (Stat, error) {
 	if i < 0 {
 		return Stat{}, errors.New("stat: no ')' after the command name")
 	}
+	// f[0] is field 3; field n is f[n-3].
 	f := strings.Fields(string(b[i+1:]))
-	// f[0] is field 3 (state); start time is field 22.
 	if len(f) < 20 || len(f[0]) != 1 {
 		return Stat{}, fmt.Errorf("stat: %d fields after the command name", len(f))
 	}
-	start, err := strconv.ParseUint(f[22-3], 10, 64)
-	if err != nil {
-		return Stat{}, fmt.Errorf("stat: start time %q: %w", f[22-3], err)
+	utime, err1 := strconv.ParseUint(f[14-3], 10, 63)
+	stime, err2 := strconv.ParseUint(f[15-3], 10, 63)
+	start, err3 := strconv.ParseUint(f[22-3], 10, 64)
+	if err := errors.Join(err1, err2, err3); err != nil {
+		return Stat{}, fmt.Errorf("stat: %w", err)
 	}
-	return Stat{State: f[0][0], StartTime: start}, nil
+	st := Stat{State: f[0][0], CPUTicks: utime + stime, StartTime: start, Processor: -1}
+	if len(f) > 39-3 {
+		cpu, err := strconv.Atoi(f[39-3])
+		if err != nil || cpu < 0 {
+			return Stat{}, fmt.Errorf("stat: bad processor %q", f[39-3])
+		}
+		st.Processor = cpu
+	}
+	return st, nil
 }
 
 // ReadStat reads /proc/<pid>/stat.

@@ -3,13 +3,13 @@
 package resctrlfs
 
 import (
-	"bufio"
 	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 
+	"github.com/moby/sys/mountinfo"
 	"golang.org/x/sys/unix"
 )
 
@@ -54,36 +54,16 @@ func Check(root string) error {
 }
 
 // mountType is the filesystem type of the mount whose mount point is exactly path, or ""
-// when path is not a mount point.
+// when path is not a mount point. The last entry wins: it is mounted on top.
 func mountType(path string) (string, error) {
-	f, err := os.Open("/proc/self/mountinfo")
+	ms, err := mountinfo.GetMounts(func(i *mountinfo.Info) (skip, stop bool) { return i.Mountpoint != path, false })
 	if err != nil {
 		return "", fmt.Errorf("read mountinfo: %w", err)
 	}
-	defer f.Close()
-	sc := bufio.NewScanner(f)
-	sc.Buffer(make([]byte, 0, 4096), 1<<20)
-	typ := ""
-	for sc.Scan() {
-		// "36 35 98:0 /mnt1 /mnt2 rw,noatime master:1 - ext3 /dev/root rw": the mount
-		// point is field 5, the type follows the " - " separator. Later lines win: they
-		// are mounted on top.
-		pre, post, ok := strings.Cut(sc.Text(), " - ")
-		f, g := strings.Fields(pre), strings.Fields(post)
-		if ok && len(f) >= 5 && len(g) >= 1 && unescape(f[4]) == path {
-			typ = g[0]
-		}
+	if len(ms) == 0 {
+		return "", nil
 	}
-	if err := sc.Err(); err != nil {
-		return "", fmt.Errorf("read mountinfo: %w", err)
-	}
-	return typ, nil
-}
-
-// unescape undoes mountinfo's octal escapes of space, tab, newline and backslash.
-func unescape(s string) string {
-	r := strings.NewReplacer(`\040`, " ", `\011`, "\t", `\012`, "\n", `\134`, `\`)
-	return r.Replace(s)
+	return ms[len(ms)-1].FSType, nil
 }
 
 // LastCmdStatus returns the kernel's text about the last failed resctrl command, or "" when

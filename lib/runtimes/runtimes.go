@@ -21,17 +21,14 @@ import (
 	"github.com/resctrl-mon/resctrl-mon/lib/procfs"
 )
 
-// DefaultRoots are where runc (directly and under containerd's shims) and crun keep their
-// containers' state. A root may be a glob: containerd has one runc root per namespace.
-var DefaultRoots = []string{"/run/runc", "/run/containerd/runc/*", "/run/crun"}
-
 // Container is one live container.
 type Container = container.Container
 
 // maxStateSize bounds a runtime's state file: they are a few KB.
 const maxStateSize = 8 << 20
 
-// Live lists the live containers under roots. A container whose init has exited, or whose
+// Live lists the live containers under roots (config key runtimeRoots; a root may be a
+// glob: containerd has one runc root per namespace). A container whose init has exited, or whose
 // pid now belongs to another process (compared by start time), is not live. Unreadable
 // entries are reported and skipped; the others are still returned.
 func Live(roots []string) ([]Container, error) {

@@ -1,7 +1,6 @@
 package resctrlsim
 
 import (
-	"bytes"
 	"errors"
 	"fmt"
 	"os"
@@ -11,6 +10,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/resctrl-mon/resctrl-mon/lib/procfs"
 	"github.com/resctrl-mon/resctrl-mon/test/resctrlsim/procevents"
 )
 
@@ -127,30 +127,19 @@ func (h *procHost) Tgid(tid int) (int, bool) {
 	return tgid, err == nil
 }
 
-// parseStat reads utime, stime and processor from a /proc stat line. The command name can
-// hold spaces and parentheses, so fields are counted from the last ')'.
+// parseStat reads the CPU time and the processor from a /proc stat line.
 func parseStat(b []byte, tick time.Duration) (TaskStat, error) {
-	end := bytes.LastIndexByte(b, ')')
-	if end < 0 {
-		return TaskStat{}, errors.New("stat: no ')' after the command name")
+	st, err := procfs.ParseStat(b)
+	if err != nil {
+		return TaskStat{}, err
 	}
-	// After ") " come fields 3.. of proc(5): state is field 3.
-	f := strings.Fields(string(b[end+1:]))
-	const utime, stime, processor = 14 - 3, 15 - 3, 39 - 3
-	if len(f) <= processor {
-		return TaskStat{}, fmt.Errorf("stat: %d fields after the command name, want more than %d", len(f), processor)
+	if st.Processor < 0 {
+		return TaskStat{}, errors.New("stat: no processor field")
 	}
-	u, err1 := strconv.ParseUint(f[utime], 10, 63)
-	s, err2 := strconv.ParseUint(f[stime], 10, 63)
-	cpu, err3 := strconv.Atoi(f[processor])
-	if err := errors.Join(err1, err2, err3); err != nil || cpu < 0 {
-		return TaskStat{}, fmt.Errorf("stat: bad utime %q, stime %q or processor %q", f[utime], f[stime], f[processor])
+	if st.CPUTicks > uint64(1<<62)/uint64(tick) {
+		return TaskStat{}, fmt.Errorf("stat: cpu time %d ticks out of range", st.CPUTicks)
 	}
-	ticks := u + s
-	if ticks > uint64(1<<62)/uint64(tick) {
-		return TaskStat{}, fmt.Errorf("stat: cpu time %d ticks out of range", ticks)
-	}
-	return TaskStat{CPUTime: time.Duration(ticks) * tick, CPU: cpu}, nil
+	return TaskStat{CPUTime: time.Duration(st.CPUTicks) * tick, CPU: st.Processor}, nil
 }
 
 // parseStatusTgid finds the "Tgid:" line of /proc/<pid>/status.

@@ -226,19 +226,9 @@ func (m *Manager) moveThreads(name string, pid int, classed bool) (moved, skippe
 	if i := slices.Index(tids, pid); i > 0 {
 		tids[0], tids[i] = tids[i], tids[0]
 	}
-	for _, tid := range tids {
-		err := m.mon.AssignPID(name, tid)
-		switch {
-		case err == nil:
-			moved++
-		case errors.Is(err, syscall.ESRCH):
-		case classed && tid != pid && errors.Is(err, syscall.EINVAL):
-			skipped++
-		case errors.Is(err, monitor.ErrClassMismatch):
-			return moved, skipped, fmt.Errorf("%w: %w", ErrClassMismatch, err)
-		default:
-			return moved, skipped, fmt.Errorf("move thread %d of pid %d: %w%s", tid, pid, err, m.kernelSaysSuffix())
-		}
+	moved, skipped, err = m.assign(name, tids, classed, pid)
+	if err != nil {
+		return moved, skipped, err
 	}
 	if moved == 0 {
 		return 0, skipped, fmt.Errorf("%w: pid %d has no thread left to move", ErrBadInput, pid)
@@ -290,4 +280,26 @@ func recordInit(rec *state.Record, id string, pid int) {
 		rec.Inits = map[string]state.Init{}
 	}
 	rec.Inits[id] = state.Init{Pid: pid, Start: st.StartTime}
+}
+
+// assign writes each thread to the group's tasks (goresctrl's AssignPID: one id per write,
+// with its class guard). A thread that exited is no loss. In an allocation class the kernel
+// refuses threads that are not in the class (EINVAL); all but leader are then skipped and
+// counted, since only the leader must be placed.
+func (m *Manager) assign(name string, tids []int, classed bool, leader int) (moved, skipped int, err error) {
+	for _, tid := range tids {
+		err := m.mon.AssignPID(name, tid)
+		switch {
+		case err == nil:
+			moved++
+		case errors.Is(err, syscall.ESRCH), errors.Is(err, os.ErrNotExist):
+		case classed && tid != leader && errors.Is(err, syscall.EINVAL):
+			skipped++
+		case errors.Is(err, monitor.ErrClassMismatch):
+			return moved, skipped, fmt.Errorf("%w: %w", ErrClassMismatch, err)
+		default:
+			return moved, skipped, fmt.Errorf("move thread %d into %s: %w%s", tid, name, err, m.kernelSaysSuffix())
+		}
+	}
+	return moved, skipped, nil
 }

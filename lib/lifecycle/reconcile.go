@@ -186,7 +186,8 @@ func (m *Manager) reconcileLive(w *wanted, cgroups procfs.Cgroups, dryRun bool) 
 	if !exists {
 		m.writeSnapshot(rec, snapshot.Begin)
 	}
-	moved, err := m.place(w, missing)
+	// No leader here: reconcile does not reclassify, so threads outside the class stay.
+	moved, _, err := m.assign(w.name, missing, w.class != "", 0)
 	if err != nil {
 		return acts, err
 	}
@@ -236,25 +237,6 @@ func (m *Manager) syncContainers(rec *state.Record, w *wanted) error {
 		}
 	}
 	return errors.Join(errs...)
-}
-
-// place moves the given threads into the pod's group and returns how many it moved.
-func (m *Manager) place(w *wanted, tids []int) (int, error) {
-	moved := 0
-	for _, tid := range tids {
-		err := m.mon.AssignPID(w.name, tid)
-		switch {
-		case err == nil:
-			moved++
-		case errors.Is(err, syscall.ESRCH), errors.Is(err, os.ErrNotExist):
-		case w.class != "" && errors.Is(err, syscall.EINVAL):
-			// A thread outside the pod's class (the kernel will not move it across
-			// classes, and reconcile does not reclassify): left where it is.
-		default:
-			return moved, fmt.Errorf("move thread %d into %s: %w%s", tid, w.path, err, m.kernelSaysSuffix())
-		}
-	}
-	return moved, nil
 }
 
 // missingTasks lists the threads of the pod's containers that are not in the group.

@@ -149,6 +149,10 @@ func taskCount(dir string) (int, error) {
 // record on every container start would cost the hot path for nothing.
 const sweepEvery = 10 * time.Second
 
+// sweepLockWait is how long a sweep waits for a group's lock before leaving the group to
+// the next sweep: a hook working on the pod is doing the job.
+const sweepLockWait = 200 * time.Millisecond
+
 // Sweep removes owned groups that have been idle longer than the retention window, and
 // retries failed removals. Groups locked by a running hook are left for the next sweep.
 func (m *Manager) Sweep() (removed []string, err error) {
@@ -157,7 +161,9 @@ func (m *Manager) Sweep() (removed []string, err error) {
 		if !m.expired(r) {
 			continue
 		}
-		lock, lerr := m.store.TryLock(r.Group)
+		// A short wait, not none: a lock is briefly held after its holder closed it while
+		// a forked child of that process has not yet exec'd (flock follows the open file).
+		lock, lerr := m.store.Lock(r.Group, sweepLockWait)
 		if lerr != nil {
 			continue
 		}

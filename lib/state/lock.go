@@ -10,7 +10,7 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// ErrLocked is returned by TryLock when another process holds the lock.
+// ErrLocked is returned by Lock when another process still holds the lock at the deadline.
 var ErrLocked = errors.New("locked by another process")
 
 // Lock is a held per-group lock.
@@ -43,8 +43,6 @@ func (s *Store) Lock(group string, timeout time.Duration) (*Lock, error) {
 	}
 }
 
-// TryLock takes the lock only if it is free.
-func (s *Store) TryLock(group string) (*Lock, error) { return s.Lock(group, 0) }
 
 // Unlock releases the lock.
 func (l *Lock) Unlock() error {

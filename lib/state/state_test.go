@@ -67,10 +67,10 @@ func TestLock(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := s.TryLock("g"); !errors.Is(err, ErrLocked) {
+	if _, err := s.Lock("g", 0); !errors.Is(err, ErrLocked) {
 		t.Errorf("second holder: %v", err)
 	}
-	if _, err := s.TryLock("other"); err != nil {
+	if _, err := s.Lock("other", 0); err != nil {
 		t.Errorf("another group's lock: %v", err)
 	}
 	if err := l.Unlock(); err != nil {

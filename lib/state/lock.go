@@ -43,7 +43,6 @@ func (s *Store) Lock(group string, timeout time.Duration) (*Lock, error) {
 	}
 }
 
-
 // Unlock releases the lock.
 func (l *Lock) Unlock() error {
 	if l == nil || l.f == nil {

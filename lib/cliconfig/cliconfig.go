@@ -1,10 +1,10 @@
-// Package cliconfig turns the shared configuration into command-line flags, so the hook, the
-// NRI adapter and the CLI accept the same settings the same way: --config FILE, then one flag
-// per top-level key (--retention 5m), overriding the file and the environment.
+// Package cliconfig turns the shared configuration into urfave/cli flags, so the NRI adapter
+// and the CLI accept the same settings the same way: --config FILE, then one flag per
+// top-level key (--retention 5m), overriding the file and the environment. (The hook binary
+// takes the same flags through the standard library's flag package: see hooks/main.go.)
 package cliconfig
 
 import (
-	"errors"
 	"os"
 	"sort"
 
@@ -15,34 +15,23 @@ import (
 
 // Flags are --config and one string flag per settable key.
 func Flags() []cli.Flag {
-	flags := []cli.Flag{&cli.StringFlag{Name: "config", Usage: "config file (default " + config.DefaultPath + " if it exists)"}}
+	flags := []cli.Flag{&cli.StringFlag{Name: "config", Usage: config.ConfigFlagUsage}}
 	keys := config.Keys()
 	sort.Strings(keys)
 	for _, k := range keys {
-		flags = append(flags, &cli.StringFlag{Name: k, Usage: "overrides the config key " + k + " (env " + config.EnvName(k) + ")"})
+		flags = append(flags, &cli.StringFlag{Name: k, Usage: config.FlagUsage(k)})
 	}
 	return flags
 }
 
-// Load builds the configuration from the file, the environment and the flags that were set.
-// On error it still returns the best configuration it could make (defaults, then whatever
-// of the environment and flags applies), so a hook can log and apply its failure policy.
+// Load builds the configuration from the file, the environment and the flags that were set
+// (config.Resolve: on error it still returns the best configuration it could make).
 func Load(c *cli.Context) (config.Config, error) {
-	cfg, err := config.Load(c.String("config"), os.Environ())
-	if err != nil {
-		cfg = config.Default()
-		if p := config.PolicyHint(c.String("config")); p != "" {
-			cfg.FailurePolicy = p
-		}
-		_ = cfg.ApplyEnv(os.Environ())
-	}
+	set := map[string]string{}
 	for _, k := range config.Keys() {
 		if c.IsSet(k) {
-			err = errors.Join(err, cfg.Set(k, c.String(k)))
+			set[k] = c.String(k)
 		}
 	}
-	if err != nil {
-		return cfg, err
-	}
-	return cfg, cfg.Validate()
+	return config.Resolve(c.String("config"), os.Environ(), set)
 }

@@ -9,6 +9,8 @@ import (
 
 	"github.com/hanwen/go-fuse/v2/fs"
 	"github.com/hanwen/go-fuse/v2/fuse"
+
+	"github.com/resctrl-mon/resctrl-mon/lib/resctrlfs"
 )
 
 // dirNode is any directory of the mount. Its entries come from the model on every lookup,
@@ -31,6 +33,8 @@ type fileNode struct {
 }
 
 var (
+	_ fs.NodeStatfser  = (*dirNode)(nil)
+	_ fs.NodeStatfser  = (*fileNode)(nil)
 	_ fs.NodeLookuper  = (*dirNode)(nil)
 	_ fs.NodeReaddirer = (*dirNode)(nil)
 	_ fs.NodeMkdirer   = (*dirNode)(nil)
@@ -194,6 +198,13 @@ func (d *dirNode) Getattr(ctx context.Context, f fs.FileHandle, out *fuse.AttrOu
 	return 0
 }
 
+// Statfs signs the mount as the simulator (see resctrlfs.SimulatorFiles); the rest is what
+// the kernel's resctrl reports.
+func (d *dirNode) Statfs(ctx context.Context, out *fuse.StatfsOut) syscall.Errno {
+	statfs(out)
+	return 0
+}
+
 // Mkdir makes a control group at the root and a monitoring group in any mon_groups/;
 // anywhere else the kernel says EPERM.
 func (d *dirNode) Mkdir(ctx context.Context, name string, mode uint32, out *fuse.EntryOut) (*fs.Inode, syscall.Errno) {
@@ -243,6 +254,16 @@ func (d *dirNode) Rename(ctx context.Context, name string, newParent fs.InodeEmb
 func (f *fileNode) Getattr(ctx context.Context, fh fs.FileHandle, out *fuse.AttrOut) syscall.Errno {
 	out.Mode = fuse.S_IFREG | entryPerm(f.e)
 	return 0
+}
+
+// Statfs: as for a directory.
+func (f *fileNode) Statfs(ctx context.Context, out *fuse.StatfsOut) syscall.Errno {
+	statfs(out)
+	return 0
+}
+
+func statfs(out *fuse.StatfsOut) {
+	*out = fuse.StatfsOut{Bsize: 4096, Frsize: 4096, NameLen: 255, Files: resctrlfs.SimulatorFiles}
 }
 
 // Setattr accepts the truncation that open(O_TRUNC) asks for, as `echo 1 > tasks` does.

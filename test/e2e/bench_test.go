@@ -21,8 +21,7 @@ import (
 func BenchmarkHook(b *testing.B) {
 	buildBinaries(b)
 	sim := resctrlsim.MountT(b, resctrlsim.Options{SettleInterval: -1})
-	dir := b.TempDir()
-	cfg := writeBenchConfig(b, dir, sim.Dir)
+	cfg := writeBenchConfig(b, e2e.Tmpfs(b), sim.Dir)
 	sleeper := exec.Command("sleep", "3600")
 	if err := sleeper.Start(); err != nil {
 		b.Fatal(err)
@@ -63,8 +62,7 @@ func BenchmarkHook(b *testing.B) {
 func BenchmarkContainerStart(b *testing.B) {
 	buildBinaries(b)
 	sim := resctrlsim.MountT(b, resctrlsim.Options{SettleInterval: -1})
-	dir := b.TempDir()
-	cfg := writeBenchConfig(b, dir, sim.Dir)
+	cfg := writeBenchConfig(b, e2e.Tmpfs(b), sim.Dir)
 	rootfs := e2e.Rootfs(b, nil)
 	r := e2e.NewRuntime(b, "runc")
 	hooks := func(stage string) specs.Hook {
@@ -105,6 +103,7 @@ func BenchmarkContainerStart(b *testing.B) {
 	b.ReportMetric(float64(noopT)/float64(withoutT), "noop-hook-x-plain")
 }
 
+// writeBenchConfig puts state, snapshots and the log in dir, a tmpfs as in production.
 func writeBenchConfig(b *testing.B, dir, root string) string {
 	b.Helper()
 	path := dir + "/config.yaml"

@@ -7,6 +7,8 @@ import (
 	"path/filepath"
 	"testing"
 	"time"
+
+	"golang.org/x/sys/unix"
 )
 
 // requireEnv is the variable that turns a missing precondition from a skip into a failure.
@@ -91,4 +93,22 @@ func Poll(timeout time.Duration, f func() error) error {
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
+}
+
+// Tmpfs mounts a fresh tmpfs on a temporary directory, unmounted at cleanup: the hook's state
+// directory lives on tmpfs in production (/run/resctrl-mon), and a benchmark that kept it on
+// a journaling disk would time the disk's renames instead of the hook.
+func Tmpfs(t testing.TB) string {
+	t.Helper()
+	requireRoot(t)
+	dir := t.TempDir()
+	if err := unix.Mount("tmpfs", dir, "tmpfs", unix.MS_NOSUID|unix.MS_NODEV, "mode=0755,size=64m"); err != nil {
+		unavailable(t, "e2e: mount tmpfs on %s: %v", dir, err)
+	}
+	t.Cleanup(func() {
+		if err := unix.Unmount(dir, unix.MNT_DETACH); err != nil {
+			t.Errorf("unmount tmpfs %s: %v", dir, err)
+		}
+	})
+	return dir
 }

@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"syscall"
 	"time"
 
@@ -60,7 +61,7 @@ func (m *Manager) Create(st specs.State) (out Outcome, err error) {
 	}
 	// The threads move outside the pod's lock: the container is in the record already, so
 	// a concurrent last-stop keeps the group, and other containers of the pod need not wait.
-	n, skipped, err := m.moveThreads(name, st.Pid, class != "")
+	n, skipped, err := m.moveThreads(name, out.Group, st.Pid, class != "")
 	out.Threads = n
 	if skipped > 0 {
 		out.Detail = fmt.Sprintf("%d threads outside class %s left (they end at execve)", skipped, class)
@@ -217,18 +218,28 @@ func (m *Manager) ensureGroup(rec *state.Record, owned bool) (created bool, err 
 // moves one thread), so the kernel refuses its other threads for the class's group (EINVAL).
 // They die at execve, which the leader makes (runc locks it to the main thread), so they
 // are skipped; the leader itself must be placed.
-func (m *Manager) moveThreads(name string, pid int, classed bool) (moved, skipped int, err error) {
+func (m *Manager) moveThreads(name, group string, pid int, classed bool) (moved, skipped int, err error) {
 	tids, err := procfs.Threads(pid)
 	if err != nil {
 		return 0, 0, fmt.Errorf("%w: %w", ErrBadInput, err)
 	}
-	// The leader first: its failure is the one that matters.
-	if i := slices.Index(tids, pid); i > 0 {
-		tids[0], tids[i] = tids[i], tids[0]
-	}
-	moved, skipped, err = m.assign(name, tids, classed, pid)
-	if err != nil {
+	// The leader first, through goresctrl and its class check: its failure is the one that
+	// matters.
+	if err := m.assignOne(name, pid, classed, pid, &moved, &skipped); err != nil {
 		return moved, skipped, err
+	}
+	siblings := slices.DeleteFunc(tids, func(t int) bool { return t == pid })
+	if len(siblings) > 0 {
+		// The leader's threads are in its class, or (in a class) refused by the kernel for
+		// the group, so goresctrl's class check, which lists the resctrl root each time,
+		// has nothing to add for them: they go through one open tasks file. For runc's
+		// init, with its half-dozen threads, this was most of the hook's resctrl traffic.
+		err = m.writeTasks(filepath.Join(m.cfg.ResctrlRoot, group, "tasks"), siblings, func(tid int, err error) error {
+			return m.assignResult(name, tid, classed, pid, err, &moved, &skipped)
+		})
+		if err != nil {
+			return moved, skipped, err
+		}
 	}
 	if moved == 0 {
 		return 0, skipped, fmt.Errorf("%w: pid %d has no thread left to move", ErrBadInput, pid)
@@ -282,24 +293,54 @@ func recordInit(rec *state.Record, id string, pid int) {
 	rec.Inits[id] = state.Init{Pid: pid, Start: st.StartTime}
 }
 
-// assign writes each thread to the group's tasks (goresctrl's AssignPID: one id per write,
-// with its class guard). A thread that exited is no loss. In an allocation class the kernel
-// refuses threads that are not in the class (EINVAL); all but leader are then skipped and
-// counted, since only the leader must be placed.
+// assign writes each task to the group's tasks (goresctrl's AssignPID: one id per write,
+// with its class check), for tasks of any processes (reconcile). A task that exited is no
+// loss. In an allocation class the kernel refuses tasks that are not in the class (EINVAL);
+// all but leader are then skipped and counted, since only the leader must be placed.
 func (m *Manager) assign(name string, tids []int, classed bool, leader int) (moved, skipped int, err error) {
 	for _, tid := range tids {
-		err := m.mon.AssignPID(name, tid)
-		switch {
-		case err == nil:
-			moved++
-		case errors.Is(err, syscall.ESRCH), errors.Is(err, os.ErrNotExist):
-		case classed && tid != leader && errors.Is(err, syscall.EINVAL):
-			skipped++
-		case errors.Is(err, monitor.ErrClassMismatch):
-			return moved, skipped, fmt.Errorf("%w: %w", ErrClassMismatch, err)
-		default:
-			return moved, skipped, fmt.Errorf("move thread %d into %s: %w%s", tid, name, err, m.kernelSaysSuffix())
+		if err := m.assignOne(name, tid, classed, leader, &moved, &skipped); err != nil {
+			return moved, skipped, err
 		}
 	}
 	return moved, skipped, nil
+}
+
+func (m *Manager) assignOne(name string, tid int, classed bool, leader int, moved, skipped *int) error {
+	return m.assignResult(name, tid, classed, leader, m.mon.AssignPID(name, tid), moved, skipped)
+}
+
+// assignResult counts one task's move, or says why it matters that it failed.
+func (m *Manager) assignResult(name string, tid int, classed bool, leader int, err error, moved, skipped *int) error {
+	switch {
+	case err == nil:
+		*moved++
+	case errors.Is(err, syscall.ESRCH), errors.Is(err, os.ErrNotExist):
+	case classed && tid != leader && errors.Is(err, syscall.EINVAL):
+		*skipped++
+	case errors.Is(err, monitor.ErrClassMismatch):
+		return fmt.Errorf("%w: %w", ErrClassMismatch, err)
+	default:
+		return fmt.Errorf("move thread %d into %s: %w%s", tid, name, err, m.kernelSaysSuffix())
+	}
+	return nil
+}
+
+// writeTasks writes ids to a tasks file through one open file, one id per write(2) as the
+// kernel reads them, and hands each write's result to result, which may stop the loop.
+func (m *Manager) writeTasks(path string, ids []int, result func(id int, err error) error) (err error) {
+	f, err := os.OpenFile(path, os.O_WRONLY, 0)
+	if err != nil {
+		return fmt.Errorf("open %s: %w%s", path, err, m.kernelSaysSuffix())
+	}
+	defer func() { err = errors.Join(err, f.Close()) }()
+	buf := make([]byte, 0, 24)
+	for _, id := range ids {
+		buf = append(strconv.AppendInt(buf[:0], int64(id), 10), '\n')
+		_, werr := f.Write(buf)
+		if err := result(id, werr); err != nil {
+			return err
+		}
+	}
+	return nil
 }

@@ -26,7 +26,7 @@ var binaries struct {
 	once               sync.Once
 	dir                string
 	hook, forker, noop string
-	cli                string
+	cli, classhook     string
 	err                error
 }
 
@@ -38,7 +38,7 @@ func buildBinaries(t testing.TB) {
 			return
 		}
 		for out, pkg := range map[*string]string{&binaries.hook: "../../hooks", &binaries.forker: "./forker", &binaries.noop: "./noophook",
-			&binaries.cli: "../../cmd/resctrl-mon"} {
+			&binaries.cli: "../../cmd/resctrl-mon", &binaries.classhook: "./classhook"} {
 			*out = filepath.Join(binaries.dir, filepath.Base(pkg))
 			cmd := exec.Command("go", "build", "-trimpath", "-tags", "urfave_cli_no_docs", "-o", *out, pkg)
 			cmd.Env = append(os.Environ(), "CGO_ENABLED=0")

@@ -12,21 +12,30 @@ import (
 	"github.com/resctrl-mon/resctrl-mon/test/resctrlsim"
 )
 
-// TestHookAllocationClass: a runc container whose config.json puts it in the allocation
+// TestHookAllocationClass: a container whose config.json puts it in the allocation
 // class "gold" gets its pod's group under gold/mon_groups/, with every task of the container
 // in it; a container of the same pod outside the class is refused with a clear reason
 // (fail-closed here), and the class itself, not ours, outlives the pod.
 //
-// runc 1.1 applies linux.intelRdt only on a host with RDT hardware, so the test's classhook,
-// run as the first createRuntime hook, does runc's part: the init's leader into gold/tasks.
+// runc 1.1 and crun 1.8 apply linux.intelRdt only on a host with RDT hardware (and otherwise
+// ignore it), so the test's classhook, run as the first createRuntime hook, does their part:
+// the init's leader into gold/tasks.
 func TestHookAllocationClass(t *testing.T) {
-	t.Parallel()
+	for _, rt := range []string{"runc", "crun"} {
+		t.Run(rt, func(t *testing.T) {
+			t.Parallel()
+			testAllocationClass(t, rt)
+		})
+	}
+}
+
+func testAllocationClass(t *testing.T, rt string) {
 	e := newHookEnv(t, resctrlsim.Options{}, "retention: 0s\nfailurePolicy: closed\n")
 	// The class exists before any container: made by an allocation plugin or the admin.
 	if err := os.Mkdir(filepath.Join(e.sim.Dir, "gold"), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	r := newRuntime(t, "runc")
+	r := newRuntime(t, rt)
 	hooks := e.hooks()
 	classed := &specs.Hooks{
 		CreateRuntime: append([]specs.Hook{{Path: binaries.classhook, Args: []string{"classhook", e.sim.Dir}, Timeout: intp(10)}}, hooks.CreateRuntime...),
@@ -34,34 +43,38 @@ func TestHookAllocationClass(t *testing.T) {
 	}
 	app := e2e.NewBundle(t, e.rootfs, e2e.BundleOptions{Args: []string{"forker"}, ClosID: "gold",
 		Annotations: crioPod(uidA, sandboxOf('a'), "app"), Hooks: classed})
-	if err := r.Run("class-app", app); err != nil {
+	if err := r.Run(rt+"-class-app", app); err != nil {
 		t.Fatalf("%v\n%s", err, e.log())
 	}
 	waitReady(t, app)
 	group := "gold/mon_groups/" + uidA
-	if missing, total := e.outside(r, "class-app", group); missing != 0 || total < 12 {
+	if missing, total := e.outside(r, rt+"-class-app", group); missing != 0 || total < 12 {
 		t.Errorf("%d of %d tasks outside %s\n%s", missing, total, group, e.log())
 	}
 	if e.exists("mon_groups/" + uidA) {
 		t.Errorf("a group of the pod under the root class too")
 	}
-	// runc moved only the init's leader into the class; its other threads, which end at
-	// execve, are refused for the class's group by the kernel and left, and said so.
-	if n := e.logLines("container=class-app", "group="+group, "outcome=created", "threads outside class gold left"); n != 1 {
+	if n := e.logLines("container="+rt+"-class-app", "group="+group, "outcome=created"); n != 1 {
 		t.Errorf("no log line of the classed container's placement:\n%s", e.log())
+	}
+	// runc's init is a Go program with several threads, of which runc moved only the leader
+	// into the class; the others, which end at execve, are refused for the class's group by
+	// the kernel and left, and the log says so. crun's init is one thread.
+	if n := e.logLines("container="+rt+"-class-app", "threads outside class gold left"); rt == "runc" && n != 1 {
+		t.Errorf("the init's other threads are not reported as left:\n%s", e.log())
 	}
 
 	// The same pod, outside the class: one group cannot span classes.
 	plain := e.bundle(crioPod(uidA, sandboxOf('a'), "sidecar"))
-	err := r.Run("class-sidecar", plain)
+	err := r.Run(rt+"-class-sidecar", plain)
 	if err == nil || !strings.Contains(err.Error(), "a group cannot span classes") {
 		t.Errorf("a container of the pod outside its class: %v, want refused (fail-closed) for the class", err)
 	}
-	if n := e.logLines("container=class-sidecar", "outcome=failed", "allocation class mismatch"); n != 1 {
+	if n := e.logLines("container="+rt+"-class-sidecar", "outcome=failed", "allocation class mismatch"); n != 1 {
 		t.Errorf("the refusal is not logged:\n%s", e.log())
 	}
 
-	if err := r.Delete("class-app", true); err != nil {
+	if err := r.Delete(rt+"-class-app", true); err != nil {
 		t.Fatal(err)
 	}
 	if e.exists(group) {

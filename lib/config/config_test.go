@@ -144,3 +144,25 @@ func TestPolicyHint(t *testing.T) {
 		}
 	}
 }
+
+// The environment is outside input too: whatever the variables hold, ApplyEnv either applies
+// them or names the variable it refused, and never panics.
+func FuzzApplyEnv(f *testing.F) {
+	f.Add("RETENTION", "5m")
+	f.Add("SNAPSHOT_MAX_COUNT", "x")
+	f.Add("NOPE", "1")
+	f.Fuzz(func(t *testing.T, name, val string) {
+		if strings.Contains(name, "=") {
+			t.Skip("a variable's name ends at its first =")
+		}
+		c := Default()
+		v := EnvPrefix + name
+		err := c.ApplyEnv([]string{v + "=" + val})
+		if err != nil && !strings.Contains(err.Error(), v) {
+			t.Errorf("%s=%q: the error does not name the variable: %v", v, val, err)
+		}
+		if err == nil {
+			_ = c.Validate()
+		}
+	})
+}

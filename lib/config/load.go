@@ -97,13 +97,13 @@ func EnvName(key string) string {
 // ApplyEnv overrides scalar top-level keys from RESCTRL_MON_* variables (lists and nested
 // keys come from the file). An unknown RESCTRL_MON_ variable is an error: it is a typo.
 func (c *Config) ApplyEnv(environ []string) error {
-	fields := c.scalarFields()
+	keys := envKeys(c.scalarFields())
 	for _, kv := range environ {
 		name, val, ok := strings.Cut(kv, "=")
 		if !ok || !strings.HasPrefix(name, EnvPrefix) {
 			continue
 		}
-		key, known := envKeys(fields)[name]
+		key, known := keys[name]
 		if !known {
 			return fmt.Errorf("environment variable %s: no such setting", name)
 		}

@@ -1,9 +1,15 @@
 package ocistate
 
 import (
+	"bytes"
+	"encoding/json"
 	"errors"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
+
+	specs "github.com/opencontainers/runtime-spec/specs-go"
 )
 
 func TestReadState(t *testing.T) {
@@ -38,4 +44,77 @@ func FuzzReadState(f *testing.F) {
 			t.Errorf("accepted %+v", st)
 		}
 	})
+}
+
+// A spec as runc's `runc spec` writes it, with the fields resctrl-mon reads set: ReadSpec
+// returns exactly those, and refuses what is not JSON or too big.
+func TestReadSpec(t *testing.T) {
+	t.Parallel()
+	full := specs.Spec{
+		Version:     "1.0.2",
+		Process:     &specs.Process{Args: []string{"sh"}, Cwd: "/", Env: []string{"PATH=/bin"}},
+		Root:        &specs.Root{Path: "rootfs", Readonly: true},
+		Hostname:    "c",
+		Mounts:      []specs.Mount{{Destination: "/proc", Type: "proc", Source: "proc"}},
+		Annotations: map[string]string{"io.kubernetes.pod.uid": "u"},
+		Linux: &specs.Linux{
+			CgroupsPath: "/pod/c1",
+			IntelRdt:    &specs.LinuxIntelRdt{ClosID: "gold"},
+			Namespaces:  []specs.LinuxNamespace{{Type: specs.PIDNamespace}},
+			Resources:   &specs.LinuxResources{Devices: []specs.LinuxDeviceCgroup{{Allow: false, Access: "rwm"}}},
+		},
+	}
+	bundle := writeSpec(t, mustMarshal(t, full))
+	s, err := ReadSpec(bundle)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ClosID(s) != "gold" || s.Linux.CgroupsPath != "/pod/c1" || s.Annotations["io.kubernetes.pod.uid"] != "u" {
+		t.Errorf("read %+v / %+v", s, s.Linux)
+	}
+	if none, err := ReadSpec(writeSpec(t, []byte(`{"ociVersion":"1.0.2"}`))); err != nil || ClosID(none) != "" {
+		t.Errorf("a spec without linux: %+v, %v", none, err)
+	}
+	for name, in := range map[string][]byte{
+		"not JSON":   []byte("garbage"),
+		"truncated":  []byte(`{"linux":{"intelRdt":`),
+		"wrong type": []byte(`{"linux":{"intelRdt":{"closID":5}}}`),
+		"too big":    append([]byte(`{"annotations":{"a":"`), bytes.Repeat([]byte("x"), MaxConfigSize)...),
+	} {
+		if _, err := ReadSpec(writeSpec(t, in)); err == nil {
+			t.Errorf("%s: accepted", name)
+		}
+	}
+	if _, err := ReadSpec(t.TempDir()); err == nil {
+		t.Errorf("a bundle without config.json: accepted")
+	}
+}
+
+func FuzzReadSpec(f *testing.F) {
+	f.Add([]byte(`{"ociVersion":"1.0.2","annotations":{"a":"b"},"linux":{"cgroupsPath":"/x","intelRdt":{"closID":"gold"}}}`))
+	f.Add([]byte(`{"linux":null}`))
+	f.Fuzz(func(t *testing.T, in []byte) {
+		s, err := ReadSpec(writeSpec(t, in))
+		if err == nil {
+			_ = ClosID(s) // must not panic whatever was read
+		}
+	})
+}
+
+func writeSpec(t *testing.T, b []byte) string {
+	t.Helper()
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "config.json"), b, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return dir
+}
+
+func mustMarshal(t *testing.T, v any) []byte {
+	t.Helper()
+	b, err := json.Marshal(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
 }

@@ -61,7 +61,7 @@ func (m *Manager) Create(st specs.State) (out Outcome, err error) {
 	}
 	// The threads move outside the pod's lock: the container is in the record already, so
 	// a concurrent last-stop keeps the group, and other containers of the pod need not wait.
-	n, skipped, err := m.moveThreads(name, out.Group, st.Pid, class != "")
+	n, skipped, err := m.moveThreads(name, class, st.Pid)
 	out.Threads = n
 	if skipped > 0 {
 		out.Detail = fmt.Sprintf("%d threads outside class %s left (they end at execve)", skipped, class)
@@ -218,7 +218,8 @@ func (m *Manager) ensureGroup(rec *state.Record, owned bool) (created bool, err 
 // moves one thread), so the kernel refuses its other threads for the class's group (EINVAL).
 // They die at execve, which the leader makes (runc locks it to the main thread), so they
 // are skipped; the leader itself must be placed.
-func (m *Manager) moveThreads(name, group string, pid int, classed bool) (moved, skipped int, err error) {
+func (m *Manager) moveThreads(name, class string, pid int) (moved, skipped int, err error) {
+	group, classed := groupPath(class, name), class != ""
 	tids, err := procfs.Threads(pid)
 	if err != nil {
 		return 0, 0, fmt.Errorf("%w: %w", ErrBadInput, err)
@@ -226,6 +227,12 @@ func (m *Manager) moveThreads(name, group string, pid int, classed bool) (moved,
 	// The leader first, through goresctrl and its class check: its failure is the one that
 	// matters.
 	if err := m.assignOne(name, pid, classed, pid, &moved, &skipped); err != nil {
+		if errors.Is(err, syscall.EINVAL) && !errors.Is(err, ErrClassMismatch) {
+			// The kernel moves a task into a monitoring group only from the group's own
+			// class: the init is not where the container's spec says it is.
+			err = fmt.Errorf("%w: the container's init is not in the allocation class its spec names, %s, where its group is "+
+				"(did the runtime apply linux.intelRdt?): %w", ErrClassMismatch, classLabel(class), err)
+		}
 		return moved, skipped, err
 	}
 	siblings := slices.DeleteFunc(tids, func(t int) bool { return t == pid })

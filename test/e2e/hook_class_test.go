@@ -14,8 +14,9 @@ import (
 
 // TestHookAllocationClass: a container whose config.json puts it in the allocation
 // class "gold" gets its pod's group under gold/mon_groups/, with every task of the container
-// in it; a container of the same pod outside the class is refused with a clear reason
-// (fail-closed here), and the class itself, not ours, outlives the pod.
+// in it; a container of the same pod outside the class, and one the runtime did not put in
+// its class, are refused with a clear reason (fail-closed here), and the class itself, not
+// ours, outlives the pod.
 //
 // runc 1.1 and crun 1.8 apply linux.intelRdt only on a host with RDT hardware (and otherwise
 // ignore it), so the test's classhook, run as the first createRuntime hook, does their part:
@@ -74,6 +75,18 @@ func testAllocationClass(t *testing.T, rt string) {
 		t.Errorf("the refusal is not logged:\n%s", e.log())
 	}
 
+	// A runtime that did not apply the class (no classhook here): the init is not where its
+	// spec says, the hook says so, and the group it made for it does not stay behind.
+	unapplied := e2e.NewBundle(t, e.rootfs, e2e.BundleOptions{Args: []string{"forker"}, ClosID: "gold",
+		Annotations: crioPod(uidB, sandboxOf('b'), "app"), Hooks: hooks})
+	err = r.Run(rt+"-class-unapplied", unapplied)
+	if err == nil || !strings.Contains(err.Error(), "did the runtime apply linux.intelRdt?") {
+		t.Errorf("a container the runtime did not put in its class: %v, want refused (fail-closed) saying why", err)
+	}
+	if e.exists("gold/mon_groups/" + uidB) {
+		t.Errorf("the group made for the unplaced container was left behind")
+	}
+
 	if err := r.Delete(rt+"-class-app", true); err != nil {
 		t.Fatal(err)
 	}
@@ -82,5 +95,8 @@ func testAllocationClass(t *testing.T, rt string) {
 	}
 	if !e.exists("gold") {
 		t.Errorf("the class gold, not ours, is gone")
+	}
+	if recs := e.records(); len(recs) != 0 {
+		t.Errorf("registry entries left: %+v", recs)
 	}
 }

@@ -8,12 +8,6 @@
 // library's flag package: urfave/cli (which the resctrl-mon CLI uses, with the same flags)
 // costs this process about 2 ms per call, a third of its whole budget (see the README's
 // benchmarks).
-//
-// The runtime's GOMAXPROCS detection reads /proc/self/mountinfo, which on a node with
-// hundreds of containers is thousands of lines, on every call; a hook has no use for it.
-//
-//go:debug containermaxprocs=0
-//go:debug updatemaxprocs=0
 package main
 
 import (

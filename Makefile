@@ -53,6 +53,7 @@ bench: deps
 	$(GO) test $(TAGS) -run XXX -bench . -benchtime 2000x ./test/resctrlsim/
 	$(GO) test $(TAGS) -run XXX -bench . -benchtime 30x ./test/e2e/
 	$(GO) test $(TAGS) -run XXX -bench . -benchtime 3x ./lib/lifecycle/
+	$(GO) test $(TAGS) -run XXX -bench . -benchtime 200x ./lib/state/
 
 lint:
 	@command -v golangci-lint >/dev/null 2>&1 || $(GO) install $(GOLANGCI)

@@ -25,21 +25,44 @@ func (s *Store) Lock(group string, timeout time.Duration) (*Lock, error) {
 	if err != nil {
 		return nil, fmt.Errorf("lock %s: %w", group, err)
 	}
-	deadline := time.Now().Add(timeout)
-	for wait := time.Millisecond; ; wait = min(2*wait, 20*time.Millisecond) {
-		err := unix.Flock(int(f.Fd()), unix.LOCK_EX|unix.LOCK_NB)
-		if err == nil {
-			return &Lock{f: f}, nil
-		}
-		if !errors.Is(err, unix.EWOULDBLOCK) && !errors.Is(err, unix.EINTR) {
+	fd := int(f.Fd())
+	err = flock(fd, unix.LOCK_EX|unix.LOCK_NB)
+	if err == nil {
+		return &Lock{f: f}, nil
+	}
+	if !errors.Is(err, unix.EWOULDBLOCK) {
+		_ = f.Close()
+		return nil, fmt.Errorf("lock %s: %w", group, err)
+	}
+	// Held: wait in a blocking flock, which the kernel ends the moment the holder lets go
+	// (polling slept up to 20 ms past a release). If the deadline comes first, the waiter
+	// is left to finish and closes the file, giving back a lock it got too late.
+	got := make(chan error, 1)
+	go func() { got <- flock(fd, unix.LOCK_EX) }()
+	deadline := time.NewTimer(timeout)
+	defer deadline.Stop()
+	select {
+	case err := <-got:
+		if err != nil {
 			_ = f.Close()
 			return nil, fmt.Errorf("lock %s: %w", group, err)
 		}
-		if time.Now().After(deadline) {
+		return &Lock{f: f}, nil
+	case <-deadline.C:
+		go func() {
+			<-got
 			_ = f.Close()
-			return nil, fmt.Errorf("lock %s: %w (waited %s)", group, ErrLocked, timeout)
+		}()
+		return nil, fmt.Errorf("lock %s: %w (waited %s)", group, ErrLocked, timeout)
+	}
+}
+
+// flock is flock(2), retried when a signal interrupts it.
+func flock(fd, how int) error {
+	for {
+		if err := unix.Flock(fd, how); !errors.Is(err, unix.EINTR) {
+			return err
 		}
-		time.Sleep(wait)
 	}
 }
 

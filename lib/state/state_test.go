@@ -132,3 +132,36 @@ func FuzzParseRecord(f *testing.F) {
 		}
 	})
 }
+
+// BenchmarkLockHandoff: a holder keeps the lock for hold, a waiter asks for it meanwhile; how
+// long after the release does the waiter have it? Printed against the hold time, the
+// baseline of the same run: a waiter should not add much to the holder's own time.
+func BenchmarkLockHandoff(b *testing.B) {
+	s, err := Open(b.TempDir())
+	if err != nil {
+		b.Fatal(err)
+	}
+	const hold = 3 * time.Millisecond
+	var late time.Duration
+	for b.Loop() {
+		l, err := s.Lock("g", time.Second)
+		if err != nil {
+			b.Fatal(err)
+		}
+		got := make(chan time.Time)
+		go func() {
+			w, err := s.Lock("g", 10*time.Second)
+			if err != nil {
+				b.Error(err)
+			}
+			got <- time.Now()
+			_ = w.Unlock()
+		}()
+		time.Sleep(hold)
+		released := time.Now()
+		_ = l.Unlock()
+		late += (<-got).Sub(released)
+	}
+	b.ReportMetric(float64(late.Microseconds())/float64(b.N), "µs-after-release")
+	b.ReportMetric(float64(late)/float64(time.Duration(b.N)*hold), "x-hold")
+}

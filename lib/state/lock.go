@@ -50,7 +50,7 @@ func (s *Store) Lock(group string, timeout time.Duration) (*Lock, error) {
 		return &Lock{f: f}, nil
 	case <-deadline.C:
 		go func() {
-			<-got
+			_ = <-got // taken or failed, either way the file goes
 			_ = f.Close()
 		}()
 		return nil, fmt.Errorf("lock %s: %w (waited %s)", group, ErrLocked, timeout)

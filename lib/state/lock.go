@@ -37,20 +37,24 @@ func (s *Store) Lock(group string, timeout time.Duration) (*Lock, error) {
 	// Held: wait in a blocking flock, which the kernel ends the moment the holder lets go
 	// (polling slept up to 20 ms past a release). If the deadline comes first, the waiter
 	// is left to finish and closes the file, giving back a lock it got too late.
-	got := make(chan error, 1)
-	go func() { got <- flock(fd, unix.LOCK_EX) }()
+	var waitErr error
+	done := make(chan struct{})
+	go func() {
+		waitErr = flock(fd, unix.LOCK_EX)
+		close(done)
+	}()
 	deadline := time.NewTimer(timeout)
 	defer deadline.Stop()
 	select {
-	case err := <-got:
-		if err != nil {
+	case <-done:
+		if waitErr != nil {
 			_ = f.Close()
-			return nil, fmt.Errorf("lock %s: %w", group, err)
+			return nil, fmt.Errorf("lock %s: %w", group, waitErr)
 		}
 		return &Lock{f: f}, nil
 	case <-deadline.C:
 		go func() {
-			_ = <-got // taken or failed, either way the file goes
+			<-done
 			_ = f.Close()
 		}()
 		return nil, fmt.Errorf("lock %s: %w (waited %s)", group, ErrLocked, timeout)

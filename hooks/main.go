@@ -30,6 +30,26 @@ func main() {
 // a runtime reports as a failed hook: a hook installed with wrong arguments is an install
 // error that must be seen, whatever the failure policy.
 func run(args []string, stdin io.Reader, stderr io.Writer) int {
+	inv, err := parseArgs(args, stderr)
+	if errors.Is(err, flag.ErrHelp) {
+		return 0
+	}
+	if err != nil {
+		return 2
+	}
+	cfg, err := config.Resolve(inv.configPath, os.Environ(), inv.set)
+	return hook.Run(inv.stage, stdin, stderr, cfg, err)
+}
+
+// invocation is what the command line asks for.
+type invocation struct {
+	stage      string
+	configPath string
+	set        map[string]string // config keys given as flags
+}
+
+// parseArgs reads the command line, saying what is wrong with it on stderr.
+func parseArgs(args []string, stderr io.Writer) (invocation, error) {
 	fs := flag.NewFlagSet("resctrl-mon-hook", flag.ContinueOnError)
 	// Nothing on stdout: runtimes may treat hook output as theirs.
 	fs.SetOutput(stderr)
@@ -44,22 +64,18 @@ func run(args []string, stdin io.Reader, stderr io.Writer) int {
 		fs.String(k, "", config.FlagUsage(k))
 	}
 	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return 0
-		}
-		return 2
+		return invocation{}, err
 	}
 	if fs.NArg() != 1 || (fs.Arg(0) != hook.CreateRuntime && fs.Arg(0) != hook.Poststop) {
 		fmt.Fprintf(stderr, "resctrl-mon-hook: want one stage, %s or %s, after the flags; got %q\n", hook.CreateRuntime, hook.Poststop, fs.Args())
 		fs.Usage()
-		return 2
+		return invocation{}, errors.New("bad usage")
 	}
-	set := map[string]string{}
+	inv := invocation{stage: fs.Arg(0), configPath: *cfgPath, set: map[string]string{}}
 	fs.Visit(func(f *flag.Flag) {
 		if f.Name != "config" {
-			set[f.Name] = f.Value.String()
+			inv.set[f.Name] = f.Value.String()
 		}
 	})
-	cfg, err := config.Resolve(*cfgPath, os.Environ(), set)
-	return hook.Run(fs.Arg(0), stdin, stderr, cfg, err)
+	return inv, nil
 }

@@ -2,10 +2,14 @@ package main
 
 import (
 	"bytes"
+	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
+
+	"github.com/resctrl-mon/resctrl-mon/lib/config"
 )
 
 // The hook's command line: usage errors are exit 2 whatever the policy; flags override the
@@ -46,4 +50,28 @@ func TestRun(t *testing.T) {
 	if err != nil || !strings.Contains(string(log), dir+"/none") {
 		t.Errorf("the hook log does not name the missing root: %q (%v)", log, err)
 	}
+}
+
+// The command line comes from a hooks.d JSON or a config.json someone wrote: whatever it
+// holds, parsing it never panics, and what it accepts is one stage and known keys.
+func FuzzParseArgs(f *testing.F) {
+	f.Add("--config\x00/etc/x.yaml\x00createRuntime")
+	f.Add("--retention\x005m\x00poststop")
+	f.Add("-h")
+	f.Add("createRuntime\x00poststop")
+	f.Fuzz(func(t *testing.T, joined string) {
+		inv, err := parseArgs(strings.Split(joined, "\x00"), io.Discard)
+		if err != nil {
+			return
+		}
+		if inv.stage != "createRuntime" && inv.stage != "poststop" {
+			t.Errorf("accepted stage %q", inv.stage)
+		}
+		keys := config.Keys()
+		for k := range inv.set {
+			if !slices.Contains(keys, k) {
+				t.Errorf("accepted unknown key %q", k)
+			}
+		}
+	})
 }

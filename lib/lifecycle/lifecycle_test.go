@@ -93,16 +93,11 @@ func (e *env) stop(id string, a map[string]string) Outcome {
 
 func (e *env) tasks(group string) []int {
 	e.t.Helper()
-	b, err := os.ReadFile(filepath.Join(e.sim.Dir, group, "tasks"))
+	tids, err := e.sim.Tasks(group)
 	if err != nil {
-		e.t.Fatal(err)
+		e.t.Fatalf("tasks of %s: %v", group, err)
 	}
-	var out []int
-	for _, f := range strings.Fields(string(b)) {
-		n, _ := strconv.Atoi(f)
-		out = append(out, n)
-	}
-	return out
+	return tids
 }
 
 func (e *env) exists(group string) bool {

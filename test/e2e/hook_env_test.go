@@ -124,16 +124,11 @@ func sandboxOf(c byte) string { return strings.Repeat(string(c), 64) }
 
 func (e *hookEnv) groupTasks(group string) []int {
 	e.t.Helper()
-	b, err := os.ReadFile(filepath.Join(e.sim.Dir, group, "tasks"))
+	tids, err := e.sim.Tasks(group)
 	if err != nil {
 		e.t.Fatalf("tasks of %s: %v", group, err)
 	}
-	var out []int
-	for _, f := range strings.Fields(string(b)) {
-		n, _ := strconv.Atoi(f)
-		out = append(out, n)
-	}
-	return out
+	return tids
 }
 
 func (e *hookEnv) exists(group string) bool {

@@ -1,5 +1,13 @@
 package resctrlsim
 
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+)
+
 // Status is the simulator's view of itself, for tests and the control socket.
 type Status struct {
 	NumRMIDs     int           `json:"num_rmids"`
@@ -46,4 +54,22 @@ func (s *Sim) RMID(path string) int {
 		}
 	}
 	return -1
+}
+
+// Tasks reads the tasks file of the group at path ("" for the root, "mon_groups/x") through
+// the mount, as any reader would, and returns its thread ids.
+func (s *Sim) Tasks(path string) ([]int, error) {
+	b, err := os.ReadFile(filepath.Join(s.Dir, path, "tasks"))
+	if err != nil {
+		return nil, err
+	}
+	var out []int
+	for _, f := range strings.Fields(string(b)) {
+		n, err := strconv.Atoi(f)
+		if err != nil {
+			return nil, fmt.Errorf("tasks of %q: %q is not a thread id", path, f)
+		}
+		out = append(out, n)
+	}
+	return out, nil
 }

@@ -16,7 +16,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"sort"
 
 	"github.com/resctrl-mon/resctrl-mon/lib/config"
 	"github.com/resctrl-mon/resctrl-mon/lib/hook"
@@ -58,9 +57,7 @@ func parseArgs(args []string, stderr io.Writer) (invocation, error) {
 		fs.PrintDefaults()
 	}
 	cfgPath := fs.String("config", "", config.ConfigFlagUsage)
-	keys := config.Keys()
-	sort.Strings(keys)
-	for _, k := range keys {
+	for _, k := range config.Keys() {
 		fs.String(k, "", config.FlagUsage(k))
 	}
 	if err := fs.Parse(args); err != nil {

@@ -6,7 +6,6 @@ package cliconfig
 
 import (
 	"os"
-	"sort"
 
 	"github.com/urfave/cli/v2"
 
@@ -16,9 +15,7 @@ import (
 // Flags are --config and one string flag per settable key.
 func Flags() []cli.Flag {
 	flags := []cli.Flag{&cli.StringFlag{Name: "config", Usage: config.ConfigFlagUsage}}
-	keys := config.Keys()
-	sort.Strings(keys)
-	for _, k := range keys {
+	for _, k := range config.Keys() {
 		flags = append(flags, &cli.StringFlag{Name: k, Usage: config.FlagUsage(k)})
 	}
 	return flags

@@ -7,8 +7,10 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"maps"
 	"os"
 	"reflect"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -122,14 +124,11 @@ func envKeys(fields map[string]reflect.Value) map[string]string {
 	return out
 }
 
-// Keys lists the settable top-level keys (what Set, flags and environment accept).
+// Keys lists the settable top-level keys (what Set, flags and environment accept), sorted:
+// flags and their help are listed in this order.
 func Keys() []string {
 	c := Default()
-	var out []string
-	for k := range c.scalarFields() {
-		out = append(out, k)
-	}
-	return out
+	return slices.Sorted(maps.Keys(c.scalarFields()))
 }
 
 // Set sets one top-level key from its string form, as a flag or variable gives it.

@@ -63,6 +63,10 @@ type Config struct {
 	// Retention is how long a pod's group outlives its last container, so that a
 	// container restarted within it keeps the pod's RMID.
 	Retention Duration `json:"retention"`
+	// HookBudget is how long a hook call may take, whatever resctrl or its input does: it
+	// must end inside the runtime's own hook timeout (hooks.d "timeout"), or the runtime
+	// kills it and, for createRuntime, fails the container whatever the failure policy.
+	HookBudget Duration `json:"hookBudget"`
 	// Log is "syslog", "stderr" or "file:/path".
 	Log string `json:"log"`
 	// RuntimeRoots are where reconcile reads the OCI runtimes' state to learn which
@@ -96,6 +100,7 @@ func Default() Config {
 		NoPod:            NoPodOwnGroup,
 		FailurePolicy:    FailOpen,
 		Retention:        Duration(5 * time.Minute),
+		HookBudget:       Duration(8 * time.Second),
 		Annotations:      AnnotationFilter{OptOut: "resctrl-mon.io/disable"},
 		Log:              "syslog",
 		RuntimeRoots:     []string{"/run/runc", "/run/containerd/runc/*", "/run/crun"},
@@ -133,6 +138,9 @@ func (c Config) Validate() error {
 	}
 	if c.Retention < 0 {
 		bad("retention", "%s is negative", c.Retention)
+	}
+	if c.HookBudget < Duration(100*time.Millisecond) || c.HookBudget > Duration(time.Hour) {
+		bad("hookBudget", "%s is not between 100ms and 1h", c.HookBudget)
 	}
 	for key, list := range map[string][]string{"namespaces.include": c.Namespaces.Include, "namespaces.exclude": c.Namespaces.Exclude} {
 		for _, n := range list {

@@ -119,3 +119,24 @@ func (c Cgroups) Peers(pid int) []int {
 	}
 	return c[string(b)]
 }
+
+// CgroupV2Path returns the process's cgroup v2 path (relative to the cgroup2 mount, e.g.
+// "/kubepods/burstable/pod<uid>/<ctr>"), or "" when it has none (a pure v1 host).
+func CgroupV2Path(pid int) (string, error) {
+	b, err := os.ReadFile(filepath.Join("/proc", strconv.Itoa(pid), "cgroup"))
+	if err != nil {
+		return "", fmt.Errorf("cgroup of pid %d: %w", pid, err)
+	}
+	return ParseCgroupV2(b), nil
+}
+
+// ParseCgroupV2 finds the "0::<path>" line of a /proc/<pid>/cgroup text: the unified
+// hierarchy's path on a pure v2 host and on a v1/v2 hybrid one alike.
+func ParseCgroupV2(b []byte) string {
+	for line := range strings.SplitSeq(string(b), "\n") {
+		if p, ok := strings.CutPrefix(line, "0::"); ok && strings.HasPrefix(p, "/") && !strings.Contains(p, "\x00") {
+			return p
+		}
+	}
+	return ""
+}

@@ -1,0 +1,144 @@
+package resctrlfs
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+)
+
+// Reading is one counter of one monitoring domain of a group.
+type Reading struct {
+	Domain string  // mon_data subdirectory, e.g. "mon_L3_00", "mon_PERF_PKG_00"
+	Name   string  // counter file, e.g. "mbm_total_bytes", "core_energy"
+	Value  float64 // as the kernel printed it (AET values have decimals)
+	// Cumulative: a counter that only grows (mbm_*, AET energy and activity); otherwise a
+	// gauge (llc_occupancy).
+	Cumulative bool
+	Unit       string // UCUM: "By", "J", "nF"; "" when unknown
+}
+
+// Missing is a counter file that gave no number: no sample, never a zero.
+type Missing struct {
+	Domain, Name string
+	// Reason is the kernel's word ("Unavailable", "Error", "Unassigned"), or "unreadable"
+	// or "malformed" when the file could not be read or held something else.
+	Reason string
+}
+
+// Reasons a counter has no sample, beside the kernel's own words.
+const (
+	ReasonUnreadable = "unreadable"
+	ReasonMalformed  = "malformed"
+)
+
+// maxCounterFile bounds one counter file: a number is a few dozen bytes.
+const maxCounterFile = 256
+
+// meta is each known counter's kind and unit, as goresctrl's pkg/monitor gives them (it
+// does not export its table; TestMetaMatchesGoresctrl holds the two together). Unknown
+// counters are gauges with no unit, as goresctrl has them.
+var meta = map[string]struct {
+	cumulative bool
+	unit       string
+}{
+	"llc_occupancy":   {false, "By"},
+	"mbm_total_bytes": {true, "By"},
+	"mbm_local_bytes": {true, "By"},
+	"core_energy":     {true, "J"},
+	"activity":        {true, "nF"},
+}
+
+// CounterMeta returns a counter's kind and unit.
+func CounterMeta(name string) (cumulative bool, unit string) {
+	m := meta[name]
+	return m.cumulative, m.unit
+}
+
+// ReadMonData reads every counter of the group at dir (an absolute group directory):
+// readings, and the counters with no sample and why. It only reads, so it is safe for
+// status and the exporter while hooks change groups; a group that vanished meanwhile is
+// an error wrapping os.ErrNotExist.
+func ReadMonData(dir string) ([]Reading, []Missing, error) {
+	monData := filepath.Join(dir, "mon_data")
+	domains, err := os.ReadDir(monData)
+	if err != nil {
+		return nil, nil, fmt.Errorf("read counters of %s: %w", dir, err)
+	}
+	var out []Reading
+	var missing []Missing
+	for _, d := range domains {
+		if !d.IsDir() {
+			continue
+		}
+		files, err := os.ReadDir(filepath.Join(monData, d.Name()))
+		if err != nil {
+			continue // a domain that raced away
+		}
+		for _, f := range files {
+			if f.IsDir() {
+				continue
+			}
+			v, reason := readCounter(filepath.Join(monData, d.Name(), f.Name()))
+			if reason != "" {
+				missing = append(missing, Missing{Domain: d.Name(), Name: f.Name(), Reason: reason})
+				continue
+			}
+			cum, unit := CounterMeta(f.Name())
+			out = append(out, Reading{Domain: d.Name(), Name: f.Name(), Value: v, Cumulative: cum, Unit: unit})
+		}
+	}
+	return out, missing, nil
+}
+
+func readCounter(path string) (float64, string) {
+	f, err := os.Open(path)
+	if err != nil {
+		return 0, ReasonUnreadable
+	}
+	defer f.Close()
+	b := make([]byte, maxCounterFile+1)
+	n, err := f.Read(b)
+	if err != nil && n == 0 {
+		return 0, ReasonUnreadable
+	}
+	return ParseCounter(b[:n])
+}
+
+// ParseCounter parses a counter file's content: a non-negative number (AET ones have
+// decimals), or one of the kernel's words for "no sample", returned as the reason.
+func ParseCounter(b []byte) (v float64, reason string) {
+	if len(b) > maxCounterFile {
+		return 0, ReasonMalformed
+	}
+	s := strings.TrimSpace(string(b))
+	switch s {
+	case "Unavailable", "Error", "Unassigned":
+		return 0, s
+	}
+	v, err := strconv.ParseFloat(s, 64)
+	if err != nil || v < 0 || v != v || v > 1e300 || strings.ContainsAny(s, "xXpPnNiI_") {
+		// ParseFloat also takes hex floats, "Inf", "NaN" and underscores: the kernel
+		// prints none of them.
+		return 0, ReasonMalformed
+	}
+	return v, ""
+}
+
+// DomainID splits a mon_data directory name into its resource and domain id:
+// "mon_L3_01" is ("L3", "1"), "mon_PERF_PKG_00" is ("PERF_PKG", "0"). The id is the
+// kernel's, not a position in a listing.
+func DomainID(dir string) (resource, id string, err error) {
+	rest, ok := strings.CutPrefix(dir, "mon_")
+	i := strings.LastIndexByte(rest, '_')
+	if !ok || i <= 0 || i == len(rest)-1 {
+		return "", "", fmt.Errorf("mon_data domain %q: not mon_<resource>_<id>", dir)
+	}
+	n, err := strconv.ParseUint(rest[i+1:], 10, 32)
+	if err != nil {
+		return "", "", errors.Join(fmt.Errorf("mon_data domain %q: id is not a number", dir), err)
+	}
+	return rest[:i], strconv.FormatUint(n, 10), nil
+}

@@ -4,11 +4,14 @@ package main
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
+	"maps"
 	"os"
 	"path/filepath"
+	"slices"
 	"text/tabwriter"
 	"time"
 
@@ -16,6 +19,7 @@ import (
 
 	"github.com/resctrl-mon/resctrl-mon/lib/cliconfig"
 	"github.com/resctrl-mon/resctrl-mon/lib/config"
+	"github.com/resctrl-mon/resctrl-mon/lib/inventory"
 	"github.com/resctrl-mon/resctrl-mon/lib/lifecycle"
 	"github.com/resctrl-mon/resctrl-mon/lib/logging"
 	"github.com/resctrl-mon/resctrl-mon/lib/runtimes"
@@ -76,6 +80,11 @@ func reconcile(c *cli.Context) error {
 	defer done()
 	live, lerr := runtimes.Live(cfg.RuntimeRoots)
 	acts, err := m.Reconcile(live, c.Bool("dry-run"))
+	if !c.Bool("dry-run") {
+		// The housekeeping the hooks leave to poststop: snapshot pruning, failed removals.
+		_, serr := m.Sweep()
+		err = errors.Join(err, serr)
+	}
 	if c.Bool("json") {
 		if err := writeJSON(c.App.Writer, map[string]any{"dryRun": c.Bool("dry-run"), "liveContainers": len(live), "actions": acts}); err != nil {
 			return err
@@ -100,13 +109,15 @@ func reconcile(c *cli.Context) error {
 }
 
 func status(c *cli.Context) error {
-	m, _, done, err := open(c)
+	cfg, err := cliconfig.Load(c)
 	if err != nil {
 		return err
 	}
-	defer done()
-	st, err := m.Status()
-	lifecycle.SortGroups(st.Groups)
+	inv, err := inventory.Open(cfg)
+	if err != nil {
+		return err
+	}
+	st, err := inv.Status()
 	if c.Bool("json") {
 		if jerr := writeJSON(c.App.Writer, st); jerr != nil {
 			return jerr
@@ -117,16 +128,16 @@ func status(c *cli.Context) error {
 	fmt.Fprintf(w, "POD\tNAMESPACE/NAME\tGROUP\tCLASS\tCONTAINERS\tTASKS\tAGE\tSTATE\tDETAIL\n")
 	for _, g := range st.Groups {
 		fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%d\t%d\t%s\t%s\t%s\n", dash(g.PodUID), dash(nsName(g)), g.Path, dash(g.Class),
-			g.Containers, g.Tasks, g.Age.Round(time.Second), g.State, g.Detail)
+			len(g.Containers), g.Tasks, g.Age.Round(time.Second), g.State, g.Detail)
 	}
 	_ = w.Flush()
 	fmt.Fprintf(c.App.Writer, "RMIDs: %d of %d in use\n", st.RMIDs.Used, st.RMIDs.Total)
 	if len(st.Failures) == 0 {
-		fmt.Fprintf(c.App.Writer, "failures in the last %s: none\n", lifecycle.FailureWindow)
+		fmt.Fprintf(c.App.Writer, "failures in the last %s: none\n", inventory.FailureWindow)
 	} else {
-		fmt.Fprintf(c.App.Writer, "failures in the last %s:", lifecycle.FailureWindow)
-		for reason, n := range st.Failures {
-			fmt.Fprintf(c.App.Writer, " %s %d", reason, n)
+		fmt.Fprintf(c.App.Writer, "failures in the last %s:", inventory.FailureWindow)
+		for _, reason := range slices.Sorted(maps.Keys(st.Failures)) {
+			fmt.Fprintf(c.App.Writer, " %s %d", reason, st.Failures[reason])
 		}
 		fmt.Fprintln(c.App.Writer)
 		for _, f := range st.Recent {
@@ -136,7 +147,7 @@ func status(c *cli.Context) error {
 	return err
 }
 
-func nsName(g lifecycle.GroupStatus) string {
+func nsName(g inventory.Pod) string {
 	if g.Namespace == "" && g.PodName == "" {
 		return ""
 	}

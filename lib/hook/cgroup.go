@@ -1,4 +1,4 @@
-package lifecycle
+package hook
 
 import (
 	"fmt"
@@ -8,6 +8,8 @@ import (
 	"strings"
 
 	specs "github.com/opencontainers/runtime-spec/specs-go"
+
+	"github.com/resctrl-mon/resctrl-mon/lib/lifecycle"
 )
 
 // checkCgroup makes sure pid is the container's: the runtime put the init in the spec's
@@ -19,10 +21,10 @@ func checkCgroup(pid int, spec *specs.Spec) error {
 	}
 	b, err := os.ReadFile(filepath.Join("/proc", strconv.Itoa(pid), "cgroup"))
 	if err != nil {
-		return fmt.Errorf("%w: pid %d: %w", ErrBadInput, pid, err)
+		return fmt.Errorf("%w: pid %d: %w", lifecycle.ErrBadInput, pid, err)
 	}
 	if !inCgroup(b, cgroupSuffix(spec.Linux.CgroupsPath)) {
-		return fmt.Errorf("%w: pid %d is not in the container's cgroup %s", ErrBadInput, pid, spec.Linux.CgroupsPath)
+		return fmt.Errorf("%w: pid %d is not in the container's cgroup %s", lifecycle.ErrBadInput, pid, spec.Linux.CgroupsPath)
 	}
 	return nil
 }

@@ -1,4 +1,4 @@
-package lifecycle
+package hook
 
 import (
 	"strings"
@@ -30,18 +30,6 @@ func FuzzInCgroup(f *testing.F) {
 	f.Fuzz(func(t *testing.T, text []byte, want string) {
 		if inCgroup(text, want) && (want == "" || want == "/" || !strings.Contains(string(text), strings.TrimPrefix(want, "/"))) {
 			t.Errorf("%q matched %q", want, text)
-		}
-	})
-}
-
-func FuzzParseTasks(f *testing.F) {
-	f.Add([]byte("1\n22\n333\n"))
-	f.Add([]byte("x\n-4\n0\n"))
-	f.Fuzz(func(t *testing.T, b []byte) {
-		for tid := range parseTasks(b) {
-			if tid <= 0 {
-				t.Errorf("task id %d from %q", tid, b)
-			}
 		}
 	})
 }

@@ -1,7 +1,8 @@
-// Package hook is the OCI hook's whole behaviour behind its thin main: read the state, place
-// or release the container, write one log line, and choose the exit code. A failing
-// createRuntime hook stops the container from starting, so only the fail-closed policy ever
-// makes it fail; a poststop hook never fails (runtimes only warn about it anyway).
+// Package hook is the OCI hook's whole behaviour behind its thin main: read the state and
+// the bundle's config.json, turn them into the lifecycle's plain facts (a Placement, a
+// Departure), write one log line, and choose the exit code, all inside a time budget. A
+// failing createRuntime hook stops the container from starting, so only the fail-closed
+// policy ever makes it fail; a poststop hook never fails (runtimes only warn about it).
 package hook
 
 import (
@@ -10,13 +11,13 @@ import (
 	"io"
 	"log/slog"
 	"path/filepath"
+	"sync/atomic"
 	"time"
-
-	"github.com/intel/goresctrl/pkg/monitor"
 
 	specs "github.com/opencontainers/runtime-spec/specs-go"
 
 	"github.com/resctrl-mon/resctrl-mon/lib/config"
+	"github.com/resctrl-mon/resctrl-mon/lib/identity"
 	"github.com/resctrl-mon/resctrl-mon/lib/lifecycle"
 	"github.com/resctrl-mon/resctrl-mon/lib/logging"
 	"github.com/resctrl-mon/resctrl-mon/lib/ocistate"
@@ -28,9 +29,19 @@ const (
 	Poststop      = "poststop"
 )
 
+// ErrBudget: the hook's time budget (config key hookBudget) ran out.
+var ErrBudget = errors.New("time budget exhausted")
+
 // Run handles one hook call and returns the process's exit code. cfgErr is a failure to
 // load the configuration: it is reported like any other failure, under the policy that could
 // be determined (fail-open unless the loaded part says closed).
+//
+// The work runs in a goroutine and Run returns when it is done or when the budget runs
+// out, whichever is first: a runtime kills a hook that outlives its own timeout, and for
+// createRuntime that fails the container whatever the policy. A resctrl write that hangs
+// cannot be cancelled, but the process can end: the kernel then drops the pod's lock, the
+// container is in the record already (it is written before any resctrl call), and
+// reconcile completes the pod, marking it late-assigned.
 func Run(stage string, stdin io.Reader, stderr io.Writer, cfg config.Config, cfgErr error) int {
 	start := time.Now()
 	log, closer, err := logging.Open(cfg.Log, "resctrl-mon-hook", filepath.Join(cfg.StateDir, "hook.log"))
@@ -39,19 +50,42 @@ func Run(stage string, stdin io.Reader, stderr io.Writer, cfg config.Config, cfg
 		log, closer = slog.New(slog.NewTextHandler(stderr, nil)), io.NopCloser(nil)
 	}
 	defer closer.Close()
-	// goresctrl logs through a process-wide logger; a hook is one process per call.
-	monitor.SetLogger(logging.AtLeast(log.With("lib", "goresctrl"), slog.LevelWarn))
 
-	// Read stdin to EOF first, whatever happens next: a runtime may fail writing to a hook
-	// that stopped reading.
-	st, err := ocistate.ReadState(stdin)
-	out := lifecycle.Outcome{Container: st.ID}
-	if err == nil {
-		err = cfgErr
+	budget := time.Duration(cfg.HookBudget)
+	if budget <= 0 {
+		budget = time.Duration(config.Default().HookBudget)
 	}
-	if err == nil {
-		out, err = handle(stage, st, cfg, log)
+	type result struct {
+		out lifecycle.Outcome
+		err error
 	}
+	var id atomic.Value // the container id, once stdin is read
+	done := make(chan result, 1)
+	go func() {
+		// Read stdin to EOF first, whatever happens next: a runtime may fail writing to a
+		// hook that stopped reading.
+		st, err := ocistate.ReadState(stdin)
+		id.Store(st.ID)
+		out := lifecycle.Outcome{Container: st.ID}
+		if err == nil {
+			err = cfgErr
+		}
+		if err == nil {
+			out, err = handle(stage, st, cfg, log)
+		}
+		done <- result{out, err}
+	}()
+	var r result
+	timer := time.NewTimer(budget)
+	defer timer.Stop()
+	select {
+	case r = <-done:
+	case <-timer.C:
+		c, _ := id.Load().(string)
+		r = result{lifecycle.Outcome{Container: c}, fmt.Errorf("%w: %s passed before the %s hook finished (resctrl or the runtime's "+
+			"input is too slow); the container is recorded and reconcile completes its pod", ErrBudget, budget, stage)}
+	}
+	out, err := r.out, r.err
 	attrs := []any{"stage", stage, "container", out.Container, "pod", out.Pod, "group", out.Group,
 		"outcome", outcome(out, err), "threads", out.Threads, "duration", time.Since(start).Round(time.Microsecond)}
 	if out.Detail != "" {
@@ -70,33 +104,57 @@ func Run(stage string, stdin io.Reader, stderr io.Writer, cfg config.Config, cfg
 }
 
 func handle(stage string, st specs.State, cfg config.Config, log *slog.Logger) (lifecycle.Outcome, error) {
+	if stage != CreateRuntime && stage != Poststop {
+		return lifecycle.Outcome{Container: st.ID}, fmt.Errorf("unknown stage %q (want %s or %s)", stage, CreateRuntime, Poststop)
+	}
 	m, err := lifecycle.New(cfg, log)
 	if err != nil {
 		return lifecycle.Outcome{Container: st.ID}, err
 	}
-	var out lifecycle.Outcome
-	switch stage {
-	case CreateRuntime:
-		out, err = m.Create(st)
-	case Poststop:
-		out, err = m.Stop(st)
-	default:
-		return lifecycle.Outcome{Container: st.ID}, fmt.Errorf("unknown stage %q (want %s or %s)", stage, CreateRuntime, Poststop)
+	if stage == CreateRuntime {
+		return create(m, st)
 	}
+	idn, _ := identity.FromAnnotations(st.ID, st.Annotations)
+	out, err := m.Leave(lifecycle.Departure{ContainerID: st.ID, Pod: idn, Annotations: st.Annotations})
+	// Housekeeping runs here, never at createRuntime: nothing waits on a poststop.
 	if removed, serr := m.MaybeSweep(); serr != nil || len(removed) > 0 {
 		log.Info("sweep", "removed", removed, "err", serr)
 	}
 	return out, err
 }
 
-func outcome(out lifecycle.Outcome, err error) string {
+// create turns a createRuntime state into a Placement: the pod from the annotations the
+// runtime set (the runtime-trusted fields of an OCI hook), the class from the bundle's
+// config.json, and the pid checked against the container's cgroup.
+func create(m *lifecycle.Manager, st specs.State) (lifecycle.Outcome, error) {
+	out := lifecycle.Outcome{Container: st.ID}
+	if st.Pid <= 0 {
+		return out, fmt.Errorf("%w: createRuntime state has no pid (%d)", lifecycle.ErrBadInput, st.Pid)
+	}
+	idn, err := identity.FromAnnotations(st.ID, st.Annotations)
+	if err != nil {
+		return out, m.Refuse(st.ID, err)
+	}
+	var spec *specs.Spec
+	if st.Bundle != "" {
+		if spec, err = ocistate.ReadSpec(st.Bundle); err != nil {
+			return out, fmt.Errorf("%w: %w", lifecycle.ErrBadInput, err)
+		}
+	}
+	if err := checkCgroup(st.Pid, spec); err != nil {
+		return out, err
+	}
+	return m.Place(lifecycle.Placement{ContainerID: st.ID, Pid: st.Pid, Pod: idn, Annotations: st.Annotations, Class: ocistate.ClosID(spec)})
+}
+
+func outcome(out lifecycle.Outcome, err error) lifecycle.Action {
 	switch {
 	case err == nil:
 		return out.Action
-	case out.Action == "pending":
-		return "pending"
+	case out.Action == lifecycle.Pending:
+		return lifecycle.Pending
 	case errors.Is(err, lifecycle.ErrSpoofed):
-		return "refused"
+		return lifecycle.Refused
 	}
-	return "failed"
+	return lifecycle.Failed
 }

@@ -1,7 +1,6 @@
 package lifecycle
 
 import (
-	"encoding/json"
 	"errors"
 	"log/slog"
 	"os"
@@ -14,8 +13,6 @@ import (
 	"syscall"
 	"testing"
 	"time"
-
-	specs "github.com/opencontainers/runtime-spec/specs-go"
 
 	"github.com/resctrl-mon/resctrl-mon/lib/config"
 	"github.com/resctrl-mon/resctrl-mon/lib/identity"
@@ -78,13 +75,23 @@ func crio(pod, sandbox string) map[string]string {
 		identity.CRIOPodNamespace: "default", identity.CRIOPodName: "web"}
 }
 
+// create places a container as the hook does: identity from the runtime's annotations.
 func (e *env) create(id string, pid int, a map[string]string) (Outcome, error) {
-	return e.m.Create(specs.State{ID: id, Pid: pid, Status: specs.StateCreating, Annotations: a})
+	return e.place(id, pid, a, "")
+}
+
+func (e *env) place(id string, pid int, a map[string]string, class string) (Outcome, error) {
+	idn, err := identity.FromAnnotations(id, a)
+	if err != nil {
+		return Outcome{Container: id}, e.m.Refuse(id, err)
+	}
+	return e.m.Place(Placement{ContainerID: id, Pid: pid, Pod: idn, Annotations: a, Class: class})
 }
 
 func (e *env) stop(id string, a map[string]string) Outcome {
 	e.t.Helper()
-	out, err := e.m.Stop(specs.State{ID: id, Status: specs.StateStopped, Annotations: a})
+	idn, _ := identity.FromAnnotations(id, a)
+	out, err := e.m.Leave(Departure{ContainerID: id, Pod: idn, Annotations: a})
 	if err != nil {
 		e.t.Fatalf("stop %s: %v", id, err)
 	}
@@ -321,8 +328,7 @@ func TestAllocationClass(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(e.sim.Dir, "gold/tasks"), []byte(strconv.Itoa(p)), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	bundle := writeBundle(t, &specs.Spec{Linux: &specs.Linux{IntelRdt: &specs.LinuxIntelRdt{ClosID: "gold"}}})
-	out, err := e.m.Create(specs.State{ID: "c1", Pid: p, Bundle: bundle, Annotations: crio(podA, sbA)})
+	out, err := e.place("c1", p, crio(podA, sbA), "gold")
 	if err != nil || out.Group != "gold/mon_groups/"+podA {
 		t.Fatalf("classed container: %+v, %v", out, err)
 	}
@@ -360,8 +366,7 @@ func TestAllocationClassMultiThreadedInit(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(e.sim.Dir, "gold/tasks"), []byte(strconv.Itoa(p)), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	bundle := writeBundle(t, &specs.Spec{Linux: &specs.Linux{IntelRdt: &specs.LinuxIntelRdt{ClosID: "gold"}}})
-	out, err := e.m.Create(specs.State{ID: "c1", Pid: p, Bundle: bundle, Annotations: crio(podA, sbA)})
+	out, err := e.place("c1", p, crio(podA, sbA), "gold")
 	// Threads the Go runtime made after the leader joined the class are in the class too
 	// and move; those made before do not.
 	if err != nil || out.Threads < 1 || !strings.Contains(out.Detail, "outside class gold") {
@@ -372,30 +377,28 @@ func TestAllocationClassMultiThreadedInit(t *testing.T) {
 	}
 }
 
-func writeBundle(t *testing.T, s *specs.Spec) string {
-	t.Helper()
-	dir := t.TempDir()
-	b, _ := json.Marshal(s)
-	if err := os.WriteFile(filepath.Join(dir, "config.json"), b, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	return dir
-}
-
+// Each kind of bad input is refused with its own error, and leaves no group.
 func TestBadInput(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t, resctrlsim.Options{}, nil)
 	p := e.proc()
-	for name, st := range map[string]specs.State{
-		"no pid":         {ID: "c1", Annotations: crio(podA, sbA)},
-		"missing pid":    {ID: "c1", Pid: 1 << 30, Annotations: crio(podA, sbA)},
-		"missing bundle": {ID: "c1", Pid: p, Bundle: "/nonexistent", Annotations: crio(podA, sbA)},
-		"another cgroup": {ID: "c1", Pid: p, Bundle: writeBundle(t, &specs.Spec{Linux: &specs.Linux{CgroupsPath: "/not/this/one"}}), Annotations: crio(podA, sbA)},
-		"bad uid":        {ID: "c1", Pid: p, Annotations: crio("not-a-uid", sbA)},
-		"traversal":      {ID: "c1", Pid: p, Annotations: map[string]string{identity.CRIOSandboxID: "../../" + sbA[6:]}},
+	for name, c := range map[string]struct {
+		id   string
+		pid  int
+		a    map[string]string
+		want error
+		says string
+	}{
+		"no pid":      {"c1", 0, crio(podA, sbA), ErrBadInput, "no init pid"},
+		"missing pid": {"c1", 1 << 30, crio(podA, sbA), ErrBadInput, "1073741824"},
+		"bad uid":     {"c1", p, crio("not-a-uid", sbA), ErrSpoofed, "not a pod UID"},
+		"traversal":   {"c1", p, map[string]string{identity.CRIOSandboxID: "../../" + sbA[6:]}, ErrSpoofed, "not 64 lowercase hex"},
+		"two runtimes": {"c1", p, map[string]string{identity.CRIOSandboxID: sbA, identity.ContainerdSandboxID: sbA,
+			identity.ContainerdPodUID: podA}, ErrSpoofed, "both containerd and CRI-O"},
 	} {
-		if _, err := e.m.Create(st); err == nil {
-			t.Errorf("%s: accepted", name)
+		_, err := e.create(c.id, c.pid, c.a)
+		if !errors.Is(err, c.want) || !strings.Contains(err.Error(), c.says) {
+			t.Errorf("%s: %v, want %v saying %q", name, err, c.want, c.says)
 		}
 	}
 	es, _ := os.ReadDir(filepath.Join(e.sim.Dir, "mon_groups"))
@@ -479,8 +482,9 @@ func TestSandboxStopEndsThePod(t *testing.T) {
 	sandbox := crio(podA, sbA)
 	sandbox[identity.CRIOContainerType] = "sandbox"
 	ps, pc := e.proc(), e.proc()
-	if _, err := e.create(sbA, ps, sandbox); err != nil {
-		t.Fatal(err)
+	// The sandbox is never in the pod's group (nor in one of its own).
+	if out, err := e.create(sbA, ps, sandbox); err != nil || out.Action != Skipped {
+		t.Fatalf("sandbox: %+v, %v", out, err)
 	}
 	if _, err := e.create("app", pc, crio(podA, sbA)); err != nil {
 		t.Fatal(err)

@@ -1,8 +1,13 @@
 // Package lifecycle is what resctrl-mon decides about a pod's monitoring group, once, for
-// every front end (the OCI hook, the NRI adapter, reconcile): which group a container belongs
-// to, creating it with one RMID for the pod's whole life, moving every thread of the
-// container's init into it before the container runs, and removing it only when the pod is
-// gone. The resctrl mechanics are goresctrl's pkg/monitor.
+// every front end: the OCI hook, the NRI adapter and reconcile call it with plain facts
+// (a Placement, a Departure, a PodEnd, the live containers), never with a runtime's own
+// types. It decides which group a container belongs to, creates it with one RMID for the
+// pod's whole life, moves every thread of the container's init into it before the container
+// runs, and removes it only when the pod is gone.
+//
+// It is the write side. Reading (status, the exporter) is lib/inventory, which opens the
+// state read-only and takes no lock. Resctrl itself is reached through resctrlfs.Groups
+// (goresctrl's pkg/monitor on a real mount), the seam the unit tests fake.
 package lifecycle
 
 import (
@@ -30,7 +35,7 @@ var (
 	ErrSpoofed = errors.New("pod identity refused")
 	// ErrForeign: a group of that name exists and resctrl-mon did not make it.
 	ErrForeign = errors.New("group exists and is not ours")
-	// ErrBadInput: the runtime's state or the container's spec is unusable.
+	// ErrBadInput: what the runtime gave is unusable.
 	ErrBadInput = errors.New("bad input")
 )
 
@@ -38,37 +43,38 @@ var (
 // wait means something is wrong, and the runtime is waiting on us.
 const lockTimeout = 5 * time.Second
 
-// Manager carries the configuration, the state directory and the clock: one handle, no
-// globals, so every test can run in parallel.
+// Manager carries the configuration, the state directory, resctrl and the clock: one
+// handle, no globals, so every test can run in parallel.
 type Manager struct {
 	cfg   config.Config
 	store *state.Store
-	mon   *monitor.Manager
+	rs    resctrlfs.Groups
 	log   *slog.Logger
 	now   func() time.Time
 }
 
 // New checks the resctrl root and opens the state directory.
 func New(cfg config.Config, log *slog.Logger) (*Manager, error) {
-	if err := resctrlfs.Check(cfg.ResctrlRoot); err != nil {
+	rs, err := resctrlfs.Open(cfg.ResctrlRoot, ValidGroupName, canonicalGroupName, log)
+	if err != nil {
 		return nil, err
 	}
+	return NewWith(cfg, log, rs)
+}
+
+// NewWith is New on a given resctrl: tests give it a fake.
+func NewWith(cfg config.Config, log *slog.Logger, rs resctrlfs.Groups) (*Manager, error) {
 	store, err := state.Open(cfg.StateDir)
 	if err != nil {
 		return nil, err
 	}
-	mon, err := monitor.New(monitor.Options{
-		ResctrlRoot:      cfg.ResctrlRoot,
-		KeyValidator:     ValidGroupName,
-		KeyCanonicalizer: canonicalGroupName,
-	})
-	if err != nil {
-		return nil, fmt.Errorf("resctrl: %w", err)
-	}
-	return &Manager{cfg: cfg, store: store, mon: mon, log: log, now: time.Now}, nil
+	return &Manager{cfg: cfg, store: store, rs: rs, log: log, now: time.Now}, nil
 }
 
-// Store is the manager's state directory (for status and reconcile).
+// SetClock replaces the clock (tests, and front ends that share one).
+func (m *Manager) SetClock(now func() time.Time) { m.now = now }
+
+// Store is the manager's state directory.
 func (m *Manager) Store() *state.Store { return m.store }
 
 // ValidGroupName reports whether name is a group name resctrl-mon makes: a pod UID, a
@@ -88,12 +94,59 @@ func canonicalGroupName(name string) string {
 	return name
 }
 
-// Outcome is what happened to one container, for the log line and the exit code.
+// Outcome is what happened to one container or pod, for the log line and the exit code.
 type Outcome struct {
 	Container string
 	Pod       string
 	Group     string // path below the resctrl root
-	Action    string // created, joined, skipped, pending, left, idle, removed, kept
-	Threads   int    // threads moved
+	Action    Action
+	Threads   int // threads moved
 	Detail    string
+}
+
+// GroupPath is a group's path below the resctrl root.
+func GroupPath(class, name string) string {
+	if class == "" {
+		return "mon_groups/" + name
+	}
+	return class + "/mon_groups/" + name
+}
+
+// ClassLabel names a class for people: the root group has no name of its own.
+func ClassLabel(c string) string {
+	if c == "" {
+		return "(root)"
+	}
+	return c
+}
+
+func (m *Manager) kernelSays() string { return m.rs.LastCmdStatus() }
+
+func (m *Manager) kernelSaysSuffix() string {
+	if s := m.kernelSays(); s != "" && s != "ok" {
+		return " (resctrl: " + s + ")"
+	}
+	return ""
+}
+
+// noRMID reports whether err is the kernel saying it has no RMID to give.
+func noRMID(err error) bool {
+	return errors.Is(err, monitor.ErrNoRMIDs) || errors.Is(err, errEBUSY) || errors.Is(err, errENOSPC)
+}
+
+// recordFailure logs a failure and keeps it for status. subject is the container id when
+// there is one, else the group; pod is the pod's UID or group name when known.
+func (m *Manager) recordFailure(reason FailureReason, subject, pod string, err error) {
+	m.log.Warn("failure", "reason", reason, "subject", subject, "pod", pod, "err", err)
+	if serr := m.store.RecordFailure(state.Failure{Time: m.now().UTC(), Reason: string(reason), Subject: subject, Pod: pod,
+		Error: strings.TrimSpace(err.Error())}); serr != nil {
+		m.log.Warn("recording a failure", "err", serr)
+	}
+}
+
+// Refuse records a container whose front end could not establish its pod (its identity
+// did not add up) and returns the error to report, wrapping ErrSpoofed.
+func (m *Manager) Refuse(containerID string, err error) error {
+	m.recordFailure(FailIdentity, containerID, "", err)
+	return fmt.Errorf("%w: %w", ErrSpoofed, err)
 }

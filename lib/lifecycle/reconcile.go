@@ -3,16 +3,11 @@ package lifecycle
 import (
 	"errors"
 	"fmt"
-	"os"
-	"path/filepath"
+	"maps"
 	"slices"
 	"sort"
-	"strconv"
 	"strings"
-	"syscall"
 	"time"
-
-	"github.com/intel/goresctrl/pkg/monitor"
 
 	"github.com/resctrl-mon/resctrl-mon/lib/container"
 	"github.com/resctrl-mon/resctrl-mon/lib/identity"
@@ -21,10 +16,10 @@ import (
 	"github.com/resctrl-mon/resctrl-mon/lib/state"
 )
 
-// Action is one thing reconcile did (or, in a dry run, would do).
-type Action struct {
-	Action string `json:"action"` // created, recreated, completed, adopted, moved, idle, removed, kept, pending, refused
-	Group  string `json:"group"`  // path below the resctrl root
+// Step is one thing reconcile did (or, in a dry run, would do).
+type Step struct {
+	Action Action `json:"action"`
+	Group  string `json:"group"` // path below the resctrl root
 	Pod    string `json:"pod,omitempty"`
 	Detail string `json:"detail,omitempty"`
 }
@@ -35,8 +30,8 @@ const (
 	reconcileLockWait = 2 * time.Second
 )
 
-func busy(group, pod string) Action {
-	return Action{Action: "busy", Group: group, Pod: pod, Detail: "a hook holds the pod's lock; left to the next run"}
+func busy(group, pod string) Step {
+	return Step{Action: Busy, Group: group, Pod: pod, Detail: "a hook holds the pod's lock; left to the next run"}
 }
 
 // wanted is a group that live containers need.
@@ -52,8 +47,8 @@ type wanted struct {
 // re-mount of resctrl, a runtime's RDT setup (which deletes empty groups) or a wiped state
 // dir left behind. It takes the same per-pod locks as the hooks, so it is safe to run while
 // they run, and it is idempotent: a second run finds nothing to do.
-func (m *Manager) Reconcile(live []container.Container, dryRun bool) ([]Action, error) {
-	var acts []Action
+func (m *Manager) Reconcile(live []container.Container, dryRun bool) ([]Step, error) {
+	var acts []Step
 	var errs []error
 	cgroups, err := procfs.ReadCgroups()
 	if err != nil {
@@ -63,21 +58,23 @@ func (m *Manager) Reconcile(live []container.Container, dryRun bool) ([]Action, 
 	for _, c := range live {
 		idn, err := identity.FromAnnotations(c.ID, c.Annotations)
 		if err != nil {
-			acts = append(acts, Action{Action: "refused", Group: c.ID, Detail: err.Error()})
+			acts = append(acts, Step{Action: Refused, Group: c.ID, Detail: err.Error()})
 			continue
 		}
 		name, _ := groupName(m.cfg, c.ID, idn, c.Annotations)
-		if name == "" {
+		if name == "" || idn.Sandbox {
+			// A pod's sandbox is never in its group (see Place): it neither needs the
+			// group nor keeps it alive.
 			continue
 		}
 		w := want[name]
 		if w == nil {
-			w = &wanted{name: name, path: groupPath(c.ClosID, name), class: c.ClosID, idn: idn}
+			w = &wanted{name: name, path: GroupPath(c.ClosID, name), class: c.ClosID, idn: idn}
 			want[name] = w
 		}
 		if c.ClosID != w.class {
-			acts = append(acts, Action{Action: "refused", Group: w.path, Pod: idn.PodUID,
-				Detail: fmt.Sprintf("container %s runs in class %q, the pod's group is under %q", c.ID, classLabel(c.ClosID), classLabel(w.class))})
+			acts = append(acts, Step{Action: Refused, Group: w.path, Pod: idn.PodUID,
+				Detail: fmt.Sprintf("container %s runs in class %q, the pod's group is under %q", c.ID, ClassLabel(c.ClosID), ClassLabel(w.class))})
 			continue
 		}
 		w.containers = append(w.containers, c)
@@ -109,103 +106,97 @@ func (m *Manager) Reconcile(live []container.Container, dryRun bool) ([]Action, 
 }
 
 // reconcileLive gives a live pod its group and puts all its tasks in it.
-func (m *Manager) reconcileLive(w *wanted, cgroups procfs.Cgroups, dryRun bool) (acts []Action, err error) {
-	lock, err := m.store.Lock(w.name, reconcileLockWait)
+func (m *Manager) reconcileLive(w *wanted, cgroups procfs.Cgroups, dryRun bool) (acts []Step, err error) {
+	act := func(what Action, detail string) {
+		acts = append(acts, Step{Action: what, Group: w.path, Pod: w.idn.PodUID, Detail: detail})
+	}
+	err = m.store.Update(w.name, reconcileLockWait, func(tx *state.Tx) error {
+		// One read of the tasks file says whether the group exists and what it holds: on
+		// the timer's common path (everything in place) that is all reconcile touches in
+		// resctrl.
+		in, exists := m.rs.Tasks(w.path)
+		missing := missingTasks(in, w.containers, cgroups)
+		owned := tx.Owned
+		if owned && tx.Rec.Class != w.class {
+			act(Refused, fmt.Sprintf("the pod's group is under class %q, its containers run in %q", ClassLabel(tx.Rec.Class), ClassLabel(w.class)))
+			return nil
+		}
+		before := tx.Rec
+		switch {
+		case !owned && exists:
+			// The registry was lost. The group is ours only if it holds the pod's own
+			// tasks: nobody else put them there.
+			if !holdsAny(in, w.containers) {
+				act(Refused, "a group of that name exists, holds none of the pod's tasks, and is not ours")
+				return nil
+			}
+			tx.Rec = m.newRecord(w)
+			act(Adopted, "registry entry rebuilt")
+		case !owned:
+			tx.Rec = m.newRecord(w)
+			act(Created, "")
+		case !exists && tx.Rec.Pending != "":
+			act(Completed, "was pending: "+tx.Rec.Pending)
+		case !exists:
+			act(Recreated, "the group had disappeared")
+		}
+		if dryRun {
+			if exists && owned && len(missing) > 0 {
+				act(Moved, fmt.Sprintf("%d tasks", len(missing)))
+			}
+			return nil
+		}
+		if exists && owned && len(missing) == 0 {
+			// In place: only the record may need the live container list.
+			if err := m.syncContainers(&tx.Rec, w); err != nil {
+				return err
+			}
+			tx.Rec.IdleSince = nil
+			if !sameRecord(before, tx.Rec) {
+				return tx.Save()
+			}
+			return nil
+		}
+		// goresctrl adopts an existing group or makes a missing one; either way it tracks it.
+		if err := m.rs.Ensure(w.name, w.class); err != nil {
+			if !noRMID(err) {
+				return fmt.Errorf("create %s: %w%s", w.path, err, m.kernelSaysSuffix())
+			}
+			tx.Rec.Pending = fmt.Sprintf("%s for %s: %s", ErrNoRMIDs, w.path, m.kernelSays())
+			if len(acts) > 0 {
+				acts = acts[:len(acts)-1]
+			}
+			act(Pending, tx.Rec.Pending)
+			return errors.Join(m.syncContainers(&tx.Rec, w), tx.Save())
+		}
+		if !exists {
+			m.writeSnapshot(tx.Rec, snapshot.Begin)
+		}
+		// No leader here: reconcile does not reclassify, so threads outside the class stay.
+		moved, _, err := m.assign(w.name, missing, w.class != "", 0)
+		if err != nil {
+			return err
+		}
+		if moved > 0 {
+			if exists && owned {
+				act(Moved, fmt.Sprintf("%d tasks were outside the group", moved))
+			}
+			// The work these tasks did before now was counted elsewhere.
+			tx.Rec.LateAssigned = true
+		}
+		tx.Rec.Pending, tx.Rec.IdleSince, tx.Rec.RemoveFailed = "", nil, ""
+		if err := m.syncContainers(&tx.Rec, w); err != nil {
+			return err
+		}
+		if !sameRecord(before, tx.Rec) || !owned {
+			return tx.Save()
+		}
+		return nil
+	})
 	if errors.Is(err, state.ErrLocked) {
-		return []Action{busy(w.path, w.idn.PodUID)}, nil
+		return []Step{busy(w.path, w.idn.PodUID)}, nil
 	}
-	if err != nil {
-		return nil, err
-	}
-	defer func() { err = errors.Join(err, lock.Unlock()) }()
-	act := func(what, detail string) {
-		acts = append(acts, Action{Action: what, Group: w.path, Pod: w.idn.PodUID, Detail: detail})
-	}
-
-	rec, owned, err := m.store.Load(w.name)
-	if err != nil {
-		return nil, err
-	}
-	dir := filepath.Join(m.cfg.ResctrlRoot, w.path)
-	// One read of the tasks file says whether the group exists and what it holds: on the
-	// timer's common path (everything in place) that is all reconcile touches in resctrl.
-	in, exists := readTasks(dir)
-	missing := missingTasks(in, w.containers, cgroups)
-	if owned && rec.Class != w.class {
-		act("refused", fmt.Sprintf("the pod's group is under class %q, its containers run in %q", classLabel(rec.Class), classLabel(w.class)))
-		return acts, nil
-	}
-	before := rec
-	switch {
-	case !owned && exists:
-		// The registry was lost. The group is ours only if it holds the pod's own tasks:
-		// nobody else put them there.
-		if !holdsAny(in, w.containers) {
-			act("refused", "a group of that name exists, holds none of the pod's tasks, and is not ours")
-			return acts, nil
-		}
-		rec = m.newRecord(w)
-		act("adopted", "registry entry rebuilt")
-	case !owned:
-		rec = m.newRecord(w)
-		act("created", "")
-	case !exists && rec.Pending != "":
-		act("completed", "was pending: "+rec.Pending)
-	case !exists:
-		act("recreated", "the group had disappeared")
-	}
-	if dryRun {
-		if exists && owned && len(missing) > 0 {
-			act("moved", fmt.Sprintf("%d tasks", len(missing)))
-		}
-		return acts, nil
-	}
-	if exists && owned && len(missing) == 0 {
-		// In place: only the record may need the live container list.
-		if err := m.syncContainers(&rec, w); err != nil {
-			return acts, err
-		}
-		rec.IdleSince = nil
-		if !sameRecord(before, rec) {
-			return acts, m.store.Save(rec)
-		}
-		return acts, nil
-	}
-	// goresctrl adopts an existing group or makes a missing one; either way it tracks it.
-	if _, err := m.mon.EnsureGroup(w.name, w.class); err != nil {
-		if !errors.Is(err, monitor.ErrNoRMIDs) && !errors.Is(err, syscall.ENOSPC) && !errors.Is(err, syscall.EBUSY) {
-			return acts, fmt.Errorf("create %s: %w%s", w.path, err, m.kernelSaysSuffix())
-		}
-		rec.Pending = fmt.Sprintf("%s for %s: %s", ErrNoRMIDs, w.path, m.kernelSays())
-		if len(acts) > 0 {
-			acts = acts[:len(acts)-1]
-		}
-		act("pending", rec.Pending)
-		return acts, errors.Join(m.syncContainers(&rec, w), m.store.Save(rec))
-	}
-	if !exists {
-		m.writeSnapshot(rec, snapshot.Begin)
-	}
-	// No leader here: reconcile does not reclassify, so threads outside the class stay.
-	moved, _, err := m.assign(w.name, missing, w.class != "", 0)
-	if err != nil {
-		return acts, err
-	}
-	if moved > 0 {
-		if exists && owned {
-			act("moved", fmt.Sprintf("%d tasks were outside the group", moved))
-		}
-		// The work these tasks did before now was counted elsewhere.
-		rec.LateAssigned = true
-	}
-	rec.Pending, rec.IdleSince, rec.RemoveFailed = "", nil, ""
-	if err := m.syncContainers(&rec, w); err != nil {
-		return acts, err
-	}
-	if !sameRecord(before, rec) || !owned {
-		return acts, m.store.Save(rec)
-	}
-	return acts, nil
+	return acts, err
 }
 
 func (m *Manager) newRecord(w *wanted) state.Record {
@@ -223,7 +214,7 @@ func (m *Manager) syncContainers(rec *state.Record, w *wanted) error {
 	for _, c := range w.containers {
 		live[c.ID] = true
 		if _, ok := rec.Containers[c.ID]; !ok {
-			rec.Containers[c.ID] = m.now().UTC()
+			m.recordContainer(rec, c.ID, c.Pid)
 		}
 		if g, _ := m.store.ContainerGroup(c.ID); g != w.name {
 			errs = append(errs, m.store.BindContainer(c.ID, w.name))
@@ -231,8 +222,7 @@ func (m *Manager) syncContainers(rec *state.Record, w *wanted) error {
 	}
 	for id := range rec.Containers {
 		if !live[id] && !initAlive(*rec, id) {
-			delete(rec.Containers, id)
-			delete(rec.Inits, id)
+			forgetContainer(rec, id)
 			errs = append(errs, m.store.UnbindContainer(id))
 		}
 	}
@@ -265,90 +255,59 @@ func holdsAny(in map[int]bool, cs []container.Container) bool {
 
 // containerTasks lists every thread of every process in the container's cgroups.
 func containerTasks(c container.Container, cgroups procfs.Cgroups) []int {
-	var out []int
-	for _, p := range cgroups.Peers(c.Pid) {
-		tids, _ := procfs.Threads(p)
-		out = append(out, tids...)
-	}
-	return out
-}
-
-// readTasks reads a group's tasks; ok is false when the group does not exist.
-func readTasks(dir string) (in map[int]bool, ok bool) {
-	b, err := os.ReadFile(filepath.Join(dir, "tasks"))
-	if err != nil {
-		return map[int]bool{}, false
-	}
-	return parseTasks(b), true
-}
-
-// parseTasks parses a tasks file: one thread id a line. Anything else is not a task.
-func parseTasks(b []byte) map[int]bool {
-	in := map[int]bool{}
-	for _, f := range strings.Fields(string(b)) {
-		if n, err := strconv.Atoi(f); err == nil && n > 0 {
-			in[n] = true
-		}
-	}
-	return in
+	return processTasks(cgroups.Peers(c.Pid))
 }
 
 // reconcileGone handles an owned group none of whose containers is alive: its containers'
-// poststop never ran, or it is idle. It goes once the retention window has passed.
-func (m *Manager) reconcileGone(name string, dryRun bool) (acts []Action, err error) {
-	lock, err := m.store.Lock(name, reconcileLockWait)
-	if errors.Is(err, state.ErrLocked) {
-		return []Action{busy(name, "")}, nil
-	}
-	if err != nil {
-		return nil, err
-	}
-	defer func() { err = errors.Join(err, lock.Unlock()) }()
-	rec, owned, err := m.store.Load(name)
-	if err != nil || !owned {
-		return nil, err
-	}
-	act := func(what, detail string) {
-		acts = append(acts, Action{Action: what, Group: rec.Path, Pod: rec.PodUID, Detail: detail})
-	}
-	for id := range rec.Containers {
-		if initAlive(rec, id) {
-			// Placed by its createRuntime hook and running, but not in its runtime's state
-			// yet (runtimes write it after their hooks ran): not gone.
-			return nil, nil
+// departures never came, or it is idle. It goes once the retention window has passed.
+func (m *Manager) reconcileGone(name string, dryRun bool) (acts []Step, err error) {
+	err = m.store.Update(name, reconcileLockWait, func(tx *state.Tx) error {
+		if !tx.Owned {
+			return nil
 		}
-	}
-	if len(rec.Containers) > 0 || rec.IdleSince == nil {
-		ids := make([]string, 0, len(rec.Containers))
+		rec := tx.Rec
+		act := func(what Action, detail string) {
+			acts = append(acts, Step{Action: what, Group: rec.Path, Pod: rec.PodUID, Detail: detail})
+		}
 		for id := range rec.Containers {
-			ids = append(ids, id)
-		}
-		slices.Sort(ids)
-		act("idle", "no live container (gone without poststop: "+strings.Join(ids, ", ")+")")
-		if dryRun {
-			return acts, nil
-		}
-		for _, id := range ids {
-			if err := m.store.UnbindContainer(id); err != nil {
-				return acts, err
+			if initAlive(rec, id) {
+				// Placed by its createRuntime hook and running, but not in its runtime's
+				// state yet (runtimes write it after their hooks ran): not gone.
+				return nil
 			}
 		}
-		now := m.now().UTC()
-		rec.Containers, rec.Inits, rec.IdleSince = map[string]time.Time{}, nil, &now
-		if err := m.store.Save(rec); err != nil {
-			return acts, err
+		if len(rec.Containers) > 0 || rec.IdleSince == nil {
+			ids := slices.Sorted(maps.Keys(rec.Containers))
+			act(Idle, "no live container (gone without poststop: "+strings.Join(ids, ", ")+")")
+			if dryRun {
+				return nil
+			}
+			for _, id := range ids {
+				if err := m.store.UnbindContainer(id); err != nil {
+					return err
+				}
+			}
+			now := m.now().UTC()
+			tx.Rec.Containers, tx.Rec.Inits, tx.Rec.Cgroups, tx.Rec.IdleSince = map[string]time.Time{}, nil, nil, &now
+			if err := tx.Save(); err != nil {
+				return err
+			}
 		}
+		if !m.expired(tx.Rec) {
+			return nil
+		}
+		if dryRun {
+			act(Removed, "idle past the retention window")
+			return nil
+		}
+		action, detail := m.remove(tx)
+		act(action, detail)
+		return nil
+	})
+	if errors.Is(err, state.ErrLocked) {
+		return []Step{busy(name, "")}, nil
 	}
-	if !m.expired(rec) {
-		return acts, nil
-	}
-	if dryRun {
-		act("removed", "idle past the retention window")
-		return acts, nil
-	}
-	action, detail := m.remove(rec)
-	act(action, detail)
-	return acts, nil
+	return acts, err
 }
 
 // unbindDead forgets container bindings of containers that are not alive and in no record.

@@ -15,8 +15,9 @@ import (
 // not be placed is visible, never just absent.
 type Failure struct {
 	Time    time.Time `json:"time"`
-	Reason  string    `json:"reason"`  // identity, create, assign, remove, ...
-	Subject string    `json:"subject"` // container id or group
+	Reason  string    `json:"reason"`        // identity, create, assign, remove, ...
+	Subject string    `json:"subject"`       // the container id, or the group when no container is involved
+	Pod     string    `json:"pod,omitempty"` // the pod's UID (or group) when known
 	Error   string    `json:"error"`
 }
 

@@ -10,29 +10,58 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// ErrLocked is returned by Lock when another process still holds the lock at the deadline.
+// ErrLocked is returned when another process still holds the lock at the deadline.
 var ErrLocked = errors.New("locked by another process")
 
-// Lock is a held per-group lock.
-type Lock struct{ f *os.File }
+// lock is a held per-group lock.
+type lock struct {
+	f    *os.File
+	path string
+}
 
-// Lock takes the group's cross-process lock, waiting at most timeout. Hooks of one pod run
-// as separate processes at the same time; the lock makes create-and-assign and
+// lockGroup takes the group's cross-process lock, waiting at most timeout. Hooks of one pod
+// run as separate processes at the same time; the lock makes create-and-assign and
 // last-stop-and-remove never interleave. flock is released by the kernel if the holder dies,
 // so a killed hook cannot wedge a pod.
-func (s *Store) Lock(group string, timeout time.Duration) (*Lock, error) {
-	f, err := os.OpenFile(filepath.Join(s.dir, locksDir, group+".lock"), os.O_RDWR|os.O_CREATE, 0o600)
+//
+// Lock files are removed with their group (see unlink), so the state dir does not keep one
+// per pod ever seen. A waiter may therefore get the flock of a file that its holder has
+// just unlinked: it then holds a lock nobody else can see, so it checks, once it has the
+// flock, that the path still names the file it locked, and starts over if not. The holder
+// unlinks before it lets go, so two processes never both believe they hold one pod's lock.
+func (s *Store) lockGroup(group string, timeout time.Duration) (*lock, error) {
+	path := filepath.Join(s.dir, locksDir, group+".lock")
+	deadline := time.Now().Add(timeout)
+	for {
+		l, err := lockFile(path, time.Until(deadline))
+		if err != nil {
+			return nil, fmt.Errorf("lock %s: %w", group, err)
+		}
+		if l.current() {
+			return l, nil
+		}
+		_ = l.f.Close()
+		if time.Now().After(deadline) {
+			return nil, fmt.Errorf("lock %s: %w (waited %s)", group, ErrLocked, timeout)
+		}
+	}
+}
+
+// lockFile opens path and takes its flock, waiting at most timeout.
+func lockFile(path string, timeout time.Duration) (*lock, error) {
+	// O_NOFOLLOW: a lock file planted as a symlink is not followed out of the state dir.
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0o600)
 	if err != nil {
-		return nil, fmt.Errorf("lock %s: %w", group, err)
+		return nil, err
 	}
 	fd := int(f.Fd())
 	err = flock(fd, unix.LOCK_EX|unix.LOCK_NB)
 	if err == nil {
-		return &Lock{f: f}, nil
+		return &lock{f: f, path: path}, nil
 	}
 	if !errors.Is(err, unix.EWOULDBLOCK) {
 		_ = f.Close()
-		return nil, fmt.Errorf("lock %s: %w", group, err)
+		return nil, err
 	}
 	// Held: wait in a blocking flock, which the kernel ends the moment the holder lets go
 	// (polling slept up to 20 ms past a release). If the deadline comes first, the waiter
@@ -43,22 +72,31 @@ func (s *Store) Lock(group string, timeout time.Duration) (*Lock, error) {
 		waitErr = flock(fd, unix.LOCK_EX)
 		close(done)
 	}()
-	deadline := time.NewTimer(timeout)
-	defer deadline.Stop()
+	t := time.NewTimer(max(timeout, 0))
+	defer t.Stop()
 	select {
 	case <-done:
 		if waitErr != nil {
 			_ = f.Close()
-			return nil, fmt.Errorf("lock %s: %w", group, waitErr)
+			return nil, waitErr
 		}
-		return &Lock{f: f}, nil
-	case <-deadline.C:
+		return &lock{f: f, path: path}, nil
+	case <-t.C:
 		go func() {
 			<-done
 			_ = f.Close()
 		}()
-		return nil, fmt.Errorf("lock %s: %w (waited %s)", group, ErrLocked, timeout)
+		return nil, fmt.Errorf("%w (waited %s)", ErrLocked, timeout)
 	}
+}
+
+// current reports whether the locked file is still the one at its path.
+func (l *lock) current() bool {
+	var held, now unix.Stat_t
+	if unix.Fstat(int(l.f.Fd()), &held) != nil || unix.Lstat(l.path, &now) != nil {
+		return false
+	}
+	return held.Dev == now.Dev && held.Ino == now.Ino
 }
 
 // flock is flock(2), retried when a signal interrupts it.
@@ -70,8 +108,16 @@ func flock(fd, how int) error {
 	}
 }
 
-// Unlock releases the lock.
-func (l *Lock) Unlock() error {
+// unlink removes the lock file while the lock is held (see lockGroup).
+func (l *lock) unlink() error {
+	if err := os.Remove(l.path); err != nil && !errors.Is(err, os.ErrNotExist) {
+		return fmt.Errorf("remove lock %s: %w", l.path, err)
+	}
+	return nil
+}
+
+// unlock releases the lock.
+func (l *lock) unlock() error {
 	if l == nil || l.f == nil {
 		return nil
 	}

@@ -38,8 +38,11 @@ type Record struct {
 	// Inits identifies each container's init process, so reconcile can tell a container
 	// that is alive but not yet in its runtime's state (runtimes write it after the
 	// createRuntime hooks ran) from one that is gone.
-	Inits   map[string]Init `json:"inits,omitempty"`
-	Created time.Time       `json:"created"`
+	Inits map[string]Init `json:"inits,omitempty"`
+	// Cgroups holds each container's cgroup v2 path (the "0::" line of /proc/<pid>/cgroup,
+	// relative to the cgroup2 mount), for the pressure (PSI) readers.
+	Cgroups map[string]string `json:"cgroups,omitempty"`
+	Created time.Time         `json:"created"`
 	// IdleSince is when the last container left; the group is kept for the retention window.
 	IdleSince *time.Time `json:"idleSince,omitempty"`
 	// Pending says why the group or a container could not be placed (e.g. no free RMID);
@@ -67,11 +70,16 @@ const (
 	locksDir      = "locks"
 )
 
-// Open makes sure the state directory is there and writable.
+// Open makes sure the state directory is there, private (0700) and writable. Neither it nor
+// its subdirectories may be symlinks: root writes records and locks there, and a link
+// planted by someone else would send those writes anywhere.
 func Open(dir string) (*Store, error) {
+	if err := makePrivateDir(dir); err != nil {
+		return nil, err
+	}
 	for _, d := range []string{groupsDir, containersDir, locksDir} {
-		if err := os.MkdirAll(filepath.Join(dir, d), 0o700); err != nil {
-			return nil, fmt.Errorf("state dir: %w", err)
+		if err := makePrivateDir(filepath.Join(dir, d)); err != nil {
+			return nil, err
 		}
 	}
 	// access(2) rather than a probe file: one syscall on every hook call, and it still sees
@@ -123,8 +131,47 @@ func ParseRecord(b []byte) (Record, error) {
 	return r, nil
 }
 
-// Save writes a record atomically.
-func (s *Store) Save(r Record) error {
+// OpenReadOnly opens the state directory for reading only (status, the exporter): it
+// creates nothing, takes no lock and writes nothing, so it is safe beside running hooks.
+// Records are replaced by rename, so a reader never sees half of one.
+func OpenReadOnly(dir string) (*Store, error) {
+	if err := checkDir(dir); err != nil {
+		return nil, err
+	}
+	return &Store{dir: dir}, nil
+}
+
+// makePrivateDir creates dir 0700 if missing and refuses one that is not a real directory.
+func makePrivateDir(dir string) error {
+	err := os.Mkdir(dir, 0o700)
+	if errors.Is(err, fs.ErrNotExist) {
+		if err = os.MkdirAll(filepath.Dir(dir), 0o755); err == nil {
+			err = os.Mkdir(dir, 0o700)
+		}
+	}
+	if err != nil && !errors.Is(err, fs.ErrExist) {
+		return fmt.Errorf("state dir: %w", err)
+	}
+	return checkDir(dir)
+}
+
+// checkDir refuses a path that is a symlink or not a directory.
+func checkDir(dir string) error {
+	fi, err := os.Lstat(dir)
+	if err != nil {
+		return fmt.Errorf("state dir: %w", err)
+	}
+	if fi.Mode()&fs.ModeSymlink != 0 {
+		return fmt.Errorf("state dir %s is a symlink: refused (records and locks are never written through a link)", dir)
+	}
+	if !fi.IsDir() {
+		return fmt.Errorf("state dir %s is not a directory", dir)
+	}
+	return nil
+}
+
+// save writes a record atomically.
+func (s *Store) save(r Record) error {
 	if r.Containers == nil {
 		r.Containers = map[string]time.Time{}
 	}
@@ -135,8 +182,8 @@ func (s *Store) Save(r Record) error {
 	return writeAtomic(s.recordPath(r.Group), b)
 }
 
-// Delete forgets a group.
-func (s *Store) Delete(group string) error {
+// delete forgets a group.
+func (s *Store) delete(group string) error {
 	if err := os.Remove(s.recordPath(group)); err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return fmt.Errorf("forget %s: %w", group, err)
 	}
@@ -173,6 +220,9 @@ func (s *Store) List() ([]Record, error) {
 // BindContainer remembers which group a container is in, so poststop finds it by id even
 // when the runtime does not repeat the annotations.
 func (s *Store) BindContainer(id, group string) error {
+	if id == "" || strings.ContainsAny(id, "/\x00") || strings.HasPrefix(id, ".") {
+		return fmt.Errorf("bind container %q: not a container id", id)
+	}
 	return writeAtomic(filepath.Join(s.dir, containersDir, id), []byte(group))
 }
 

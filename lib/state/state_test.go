@@ -16,7 +16,7 @@ func TestRecordsAndContainers(t *testing.T) {
 		t.Fatal(err)
 	}
 	r := Record{Group: "g1", Path: "mon_groups/g1", Containers: map[string]time.Time{"c1": time.Unix(1, 0).UTC()}}
-	if err := s.Save(r); err != nil {
+	if err := s.Update("g1", time.Second, func(tx *Tx) error { tx.Rec = r; return tx.Save() }); err != nil {
 		t.Fatal(err)
 	}
 	got, ok, err := s.Load("g1")
@@ -36,7 +36,7 @@ func TestRecordsAndContainers(t *testing.T) {
 	if err != nil || len(list) != 1 {
 		t.Errorf("list: %v, %v", list, err)
 	}
-	if err := s.Delete("g1"); err != nil {
+	if err := s.Update("g1", time.Second, func(tx *Tx) error { return tx.Delete() }); err != nil {
 		t.Fatal(err)
 	}
 	if list, _ := s.List(); len(list) != 0 {
@@ -63,17 +63,17 @@ func TestLock(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	l, err := s.Lock("g", time.Second)
+	l, err := s.lockGroup("g", time.Second)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := s.Lock("g", 0); !errors.Is(err, ErrLocked) {
+	if _, err := s.lockGroup("g", 0); !errors.Is(err, ErrLocked) {
 		t.Errorf("second holder: %v", err)
 	}
-	if _, err := s.Lock("other", 0); err != nil {
+	if _, err := s.lockGroup("other", 0); err != nil {
 		t.Errorf("another group's lock: %v", err)
 	}
-	if err := l.Unlock(); err != nil {
+	if err := l.unlock(); err != nil {
 		t.Fatal(err)
 	}
 	counter, max := 0, 0
@@ -81,7 +81,7 @@ func TestLock(t *testing.T) {
 	var wg sync.WaitGroup
 	for range 20 {
 		wg.Go(func() {
-			l, err := s.Lock("g", 10*time.Second)
+			l, err := s.lockGroup("g", 10*time.Second)
 			if err != nil {
 				t.Error(err)
 				return
@@ -96,7 +96,7 @@ func TestLock(t *testing.T) {
 			mu.Lock()
 			counter--
 			mu.Unlock()
-			_ = l.Unlock()
+			_ = l.unlock()
 		})
 	}
 	wg.Wait()
@@ -144,22 +144,22 @@ func BenchmarkLockHandoff(b *testing.B) {
 	const hold = 3 * time.Millisecond
 	var late time.Duration
 	for b.Loop() {
-		l, err := s.Lock("g", time.Second)
+		l, err := s.lockGroup("g", time.Second)
 		if err != nil {
 			b.Fatal(err)
 		}
 		got := make(chan time.Time)
 		go func() {
-			w, err := s.Lock("g", 10*time.Second)
+			w, err := s.lockGroup("g", 10*time.Second)
 			if err != nil {
 				b.Error(err)
 			}
 			got <- time.Now()
-			_ = w.Unlock()
+			_ = w.unlock()
 		}()
 		time.Sleep(hold)
 		released := time.Now()
-		_ = l.Unlock()
+		_ = l.unlock()
 		late += (<-got).Sub(released)
 	}
 	b.ReportMetric(float64(late.Microseconds())/float64(b.N), "µs-after-release")

@@ -15,6 +15,7 @@ import (
 
 	specs "github.com/opencontainers/runtime-spec/specs-go"
 
+	"github.com/resctrl-mon/resctrl-mon/lib/inventory"
 	"github.com/resctrl-mon/resctrl-mon/lib/lifecycle"
 	"github.com/resctrl-mon/resctrl-mon/test/e2e"
 	"github.com/resctrl-mon/resctrl-mon/test/resctrlsim"
@@ -40,7 +41,7 @@ func (e *recEnv) setConfig(extra string) {
 }
 
 // reconcile runs `resctrl-mon reconcile --json` and returns its actions.
-func (e *recEnv) reconcile(args ...string) []lifecycle.Action {
+func (e *recEnv) reconcile(args ...string) []lifecycle.Step {
 	e.t.Helper()
 	cmd := exec.Command(binaries.cli, append([]string{"--config", e.cfgPath, "reconcile", "--json"}, args...)...)
 	out, err := cmd.Output()
@@ -53,7 +54,7 @@ func (e *recEnv) reconcile(args ...string) []lifecycle.Action {
 		e.t.Fatalf("reconcile: %v: %s%s\n%s", err, out, stderr, e.log())
 	}
 	var res struct {
-		Actions []lifecycle.Action `json:"actions"`
+		Actions []lifecycle.Step `json:"actions"`
 	}
 	if err := json.Unmarshal(out, &res); err != nil {
 		e.t.Fatalf("reconcile output %q: %v", out, err)
@@ -69,13 +70,13 @@ func (e *recEnv) settled() {
 	}
 }
 
-func (e *recEnv) status() lifecycle.Status {
+func (e *recEnv) status() inventory.Status {
 	e.t.Helper()
 	out, err := exec.Command(binaries.cli, "--config", e.cfgPath, "status", "--json").Output()
 	if err != nil {
 		e.t.Fatalf("status: %v: %s", err, out)
 	}
-	var st lifecycle.Status
+	var st inventory.Status
 	if err := json.Unmarshal(out, &st); err != nil {
 		e.t.Fatalf("status output %q: %v", out, err)
 	}
@@ -85,14 +86,14 @@ func (e *recEnv) status() lifecycle.Status {
 func (e *recEnv) stateOf(group string) string {
 	for _, g := range e.status().Groups {
 		if g.Path == group {
-			return g.State
+			return string(g.State)
 		}
 	}
 	return "absent"
 }
 
-func hasAction(acts []lifecycle.Action, action, group string) bool {
-	return slices.ContainsFunc(acts, func(a lifecycle.Action) bool { return a.Action == action && a.Group == group })
+func hasAction(acts []lifecycle.Step, action, group string) bool {
+	return slices.ContainsFunc(acts, func(a lifecycle.Step) bool { return string(a.Action) == action && a.Group == group })
 }
 
 // run starts a forker container of pod uid with the hook and waits until it is ready.

@@ -1,0 +1,104 @@
+package hook_test
+
+import (
+	"bytes"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/resctrl-mon/resctrl-mon/lib/config"
+	"github.com/resctrl-mon/resctrl-mon/lib/hook"
+	"github.com/resctrl-mon/resctrl-mon/test/resctrlsim"
+)
+
+// createRuntime must not do housekeeping (sweeps) on the container's critical path.
+func TestNoHousekeepingAtCreateRuntime(t *testing.T) {
+	sim := resctrlsim.MountT(t, resctrlsim.Options{})
+	dir := t.TempDir()
+	cfg := config.Default()
+	cfg.ResctrlRoot, cfg.StateDir, cfg.SnapshotDir = sim.Dir, filepath.Join(dir, "state"), ""
+	cfg.Log, cfg.Retention = "file:"+filepath.Join(dir, "hook.log"), config.Duration(300*time.Millisecond)
+	state := func(id string, pid int, uid string) string {
+		return fmt.Sprintf(`{"id":%q,"pid":%d,"annotations":{"io.kubernetes.pod.uid":%q,"io.kubernetes.cri-o.SandboxID":%q,"io.kubernetes.cri-o.ContainerType":"container"}}`,
+			id, pid, uid, strings.Repeat("a", 64))
+	}
+	p := exec.Command("sleep", "60")
+	_ = p.Start()
+	defer func() { _ = p.Process.Kill() }()
+	var stderr bytes.Buffer
+	hook.Run(hook.CreateRuntime, strings.NewReader(state("c1", p.Process.Pid, "11111111-2222-3333-4444-555555555555")), &stderr, cfg, nil)
+	_ = p.Process.Kill()
+	_, _ = p.Process.Wait()
+	hook.Run(hook.Poststop, strings.NewReader(`{"id":"c1"}`), &stderr, cfg, nil)
+	// retention (1 ms) has passed; the group is idle and expired.
+	if _, err := os.Stat(filepath.Join(sim.Dir, "mon_groups/11111111-2222-3333-4444-555555555555")); err != nil {
+		t.Fatalf("poststop removed the group inside its window: %v", err)
+	}
+	time.Sleep(350 * time.Millisecond)
+	_ = os.Remove(filepath.Join(cfg.StateDir, "last-sweep"))
+	q := exec.Command("sleep", "60")
+	_ = q.Start()
+	defer func() { _ = q.Process.Kill() }()
+	hook.Run(hook.CreateRuntime, strings.NewReader(state("c2", q.Process.Pid, "22222222-2222-3333-4444-555555555555")), &stderr, cfg, nil)
+	if _, err := os.Stat(filepath.Join(sim.Dir, "mon_groups/11111111-2222-3333-4444-555555555555")); err != nil {
+		t.Errorf("createRuntime of another pod swept an expired group: %v", err)
+	}
+}
+
+// The hook ends inside its budget whatever resctrl does: with every tasks write taking
+// longer than the budget, createRuntime returns by the policy and logs why.
+func TestBudget(t *testing.T) {
+	t.Parallel()
+	sim := resctrlsim.MountT(t, resctrlsim.Options{})
+	sim.SetLatency(resctrlsim.OpTasksWrite, 3*time.Second)
+	for _, policy := range []config.FailurePolicy{config.FailOpen, config.FailClosed} {
+		dir := t.TempDir()
+		cfg := config.Default()
+		cfg.ResctrlRoot, cfg.StateDir, cfg.SnapshotDir = sim.Dir, filepath.Join(dir, "state"), ""
+		cfg.Log, cfg.FailurePolicy, cfg.HookBudget = "file:"+filepath.Join(dir, "hook.log"), policy, config.Duration(500*time.Millisecond)
+		p := exec.Command("sleep", "60")
+		if err := p.Start(); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { _ = p.Process.Kill(); _ = p.Wait() })
+		in := fmt.Sprintf(`{"id":"c-%s","pid":%d}`, policy, p.Process.Pid)
+		start := time.Now()
+		var stderr bytes.Buffer
+		code := hook.Run(hook.CreateRuntime, strings.NewReader(in), &stderr, cfg, nil)
+		took := time.Since(start)
+		if want := map[config.FailurePolicy]int{config.FailOpen: 0, config.FailClosed: 1}[policy]; code != want {
+			t.Errorf("%s: exit %d, want %d", policy, code, want)
+		}
+		if took > 2*time.Second {
+			t.Errorf("%s: the hook took %s with a 500ms budget", policy, took)
+		}
+		log, _ := os.ReadFile(filepath.Join(dir, "hook.log"))
+		if !strings.Contains(string(log), "time budget exhausted") || !strings.Contains(string(log), "container=c-"+string(policy)) {
+			t.Errorf("%s: the log does not say the budget ran out: %s", policy, log)
+		}
+	}
+}
+
+// A runtime whose stdin never closes cannot hold the hook past its budget.
+func TestBudgetStdinNeverCloses(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	cfg := config.Default()
+	cfg.StateDir, cfg.Log, cfg.HookBudget = filepath.Join(dir, "state"), "file:"+filepath.Join(dir, "hook.log"), config.Duration(300*time.Millisecond)
+	r, w, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = w.Close(); _ = r.Close() })
+	var stderr bytes.Buffer
+	if code := hook.Run(hook.CreateRuntime, r, &stderr, cfg, nil); code != 0 {
+		t.Errorf("exit %d under the open policy", code)
+	}
+	if log, _ := os.ReadFile(filepath.Join(dir, "hook.log")); !strings.Contains(string(log), "time budget exhausted") {
+		t.Errorf("log: %s", log)
+	}
+}

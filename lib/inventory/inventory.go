@@ -1,0 +1,240 @@
+// Package inventory is the read side of resctrl-mon: what groups it owns, for which pods,
+// in what state, with which containers, cgroups, tasks and counters. status, the exporter
+// and the NRI adapter read through it. It opens the state directory read-only, takes no
+// lock (records are replaced by rename, so a reader sees a whole one), writes nothing and
+// never creates a group, so it is safe beside running hooks and reconcile.
+package inventory
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/resctrl-mon/resctrl-mon/lib/config"
+	"github.com/resctrl-mon/resctrl-mon/lib/procfs"
+	"github.com/resctrl-mon/resctrl-mon/lib/resctrlfs"
+	"github.com/resctrl-mon/resctrl-mon/lib/state"
+)
+
+// State is where a pod's group stands. One list, in States.
+type State string
+
+const (
+	// Active: containers run in the group, placed from their first instruction.
+	Active State = "active"
+	// LateAssigned: containers run in the group, but some of their tasks were placed after
+	// they had started (reconcile, a pending pod completed): the counters are a lower bound.
+	LateAssigned State = "late-assigned"
+	// Idle: no container; the group is kept for the retention window.
+	Idle State = "idle"
+	// Pending: no group yet (no free RMID); a later placement or reconcile completes it.
+	Pending State = "pending"
+	// Missing: the group disappeared (a re-mount, a runtime's RDT setup); reconcile
+	// re-creates it.
+	Missing State = "missing"
+)
+
+// States lists every State.
+var States = []State{Active, LateAssigned, Idle, Pending, Missing}
+
+// Inventory reads the state directory and resctrl.
+type Inventory struct {
+	root  string
+	store *state.Store
+	now   func() time.Time
+}
+
+// Open opens the inventory on the configuration's resctrl root and state directory.
+func Open(cfg config.Config) (*Inventory, error) {
+	if err := resctrlfs.Check(cfg.ResctrlRoot); err != nil {
+		return nil, err
+	}
+	store, err := state.OpenReadOnly(cfg.StateDir)
+	if err != nil {
+		return nil, err
+	}
+	return &Inventory{root: cfg.ResctrlRoot, store: store, now: time.Now}, nil
+}
+
+// Container is one container of a pod's group.
+type Container struct {
+	ID     string    `json:"id"`
+	Placed time.Time `json:"placed"`
+	// Cgroup is its cgroup v2 path, relative to the cgroup2 mount ("" if unknown).
+	Cgroup string `json:"cgroup,omitempty"`
+}
+
+// Pod is one owned group and its pod.
+type Pod struct {
+	Group     string `json:"group"`
+	Path      string `json:"path"` // below the resctrl root
+	Class     string `json:"class,omitempty"`
+	PodUID    string `json:"podUID,omitempty"`
+	Namespace string `json:"namespace,omitempty"`
+	PodName   string `json:"podName,omitempty"`
+	State     State  `json:"state"`
+	Detail    string `json:"detail,omitempty"`
+	// Created is when this life of the group began (its .begin snapshot's life).
+	Created    time.Time     `json:"created"`
+	Age        time.Duration `json:"age"`
+	Containers []Container   `json:"containers"`
+	// Cgroup is the pod's cgroup v2 path: the common parent of its containers' cgroups
+	// (kubelet's pod cgroup), "" when they have none in common or none is known.
+	Cgroup string `json:"cgroup,omitempty"`
+	Tasks  int    `json:"tasks"` // tasks in the group that can still run
+	// Readings and Missing are the group's counters (Pods with counters only).
+	Readings []resctrlfs.Reading `json:"readings,omitempty"`
+	Missing  []resctrlfs.Missing `json:"missing,omitempty"`
+}
+
+// Options says what Pods reads beside the registry.
+type Options struct {
+	Tasks    bool // count each group's live tasks (reads its tasks file and /proc)
+	Counters bool // read each group's mon_data
+}
+
+// Pods lists every owned group. Unreadable records and groups are reported in the error,
+// and the rest is still returned.
+func (inv *Inventory) Pods(o Options) ([]Pod, error) {
+	recs, err := inv.store.List()
+	errs := []error{err}
+	now := inv.now()
+	out := make([]Pod, 0, len(recs))
+	for _, r := range recs {
+		p := Pod{Group: r.Group, Path: r.Path, Class: r.Class, PodUID: r.PodUID, Namespace: r.Namespace, PodName: r.PodName,
+			Created: r.Created, Age: now.Sub(r.Created).Round(time.Second), Containers: containers(r)}
+		p.Cgroup = commonParent(p.Containers)
+		dir := filepath.Join(inv.root, r.Path)
+		_, statErr := os.Stat(dir)
+		p.State, p.Detail = stateOf(r, statErr == nil, now)
+		if statErr == nil && o.Tasks {
+			n, err := liveTasks(dir)
+			errs = append(errs, err)
+			p.Tasks = n
+		}
+		if statErr == nil && o.Counters {
+			var err error
+			p.Readings, p.Missing, err = resctrlfs.ReadMonData(dir)
+			if err != nil && !errors.Is(err, os.ErrNotExist) {
+				errs = append(errs, err)
+			}
+		}
+		out = append(out, p)
+	}
+	return out, errors.Join(errs...)
+}
+
+func stateOf(r state.Record, exists bool, now time.Time) (State, string) {
+	var s State
+	detail := ""
+	switch {
+	case r.Pending != "":
+		s, detail = Pending, r.Pending
+	case !exists:
+		s = Missing
+	case len(r.Containers) == 0:
+		s = Idle
+		if r.IdleSince != nil {
+			detail = "idle for " + now.Sub(*r.IdleSince).Round(time.Second).String()
+		}
+	case r.LateAssigned:
+		s = LateAssigned
+	default:
+		s = Active
+	}
+	if r.RemoveFailed != "" {
+		detail = strings.TrimSpace(detail + "; removal failed: " + r.RemoveFailed)
+	}
+	return s, detail
+}
+
+func containers(r state.Record) []Container {
+	out := make([]Container, 0, len(r.Containers))
+	for id, t := range r.Containers {
+		out = append(out, Container{ID: id, Placed: t, Cgroup: r.Cgroups[id]})
+	}
+	slices.SortFunc(out, func(a, b Container) int { return strings.Compare(a.ID, b.ID) })
+	return out
+}
+
+// commonParent is the parent cgroup all containers share.
+func commonParent(cs []Container) string {
+	parent := ""
+	for _, c := range cs {
+		if c.Cgroup == "" {
+			return ""
+		}
+		p := path.Dir(c.Cgroup)
+		if parent != "" && p != parent {
+			return ""
+		}
+		parent = p
+	}
+	if parent == "/" {
+		return ""
+	}
+	return parent
+}
+
+// liveTasks counts a group's tasks that can still run (zombies' counts are final).
+func liveTasks(dir string) (int, error) {
+	b, err := os.ReadFile(filepath.Join(dir, "tasks"))
+	if err != nil {
+		return 0, fmt.Errorf("tasks of %s: %w", dir, err)
+	}
+	n := 0
+	for tid := range resctrlfs.ParseTasks(b) {
+		if !procfs.Finished(tid) {
+			n++
+		}
+	}
+	return n, nil
+}
+
+// RMIDs is the use of the monitoring ids.
+type RMIDs struct {
+	Used  int `json:"used"`  // every group holds one: the root, control groups, monitoring groups
+	Total int `json:"total"` // num_rmids (the smaller one when PERF_PKG has its own)
+}
+
+// RMIDs counts the groups in resctrl (each holds an RMID, ours or not) against num_rmids.
+// The kernel does not show RMIDs in limbo.
+func (inv *Inventory) RMIDs() (RMIDs, error) {
+	var r RMIDs
+	total := 0
+	for _, f := range []string{"info/L3_MON/num_rmids", "info/PERF_PKG_MON/num_rmids"} {
+		b, err := os.ReadFile(filepath.Join(inv.root, f))
+		if err != nil {
+			continue
+		}
+		if n, err := strconv.Atoi(strings.TrimSpace(string(b))); err == nil && (total == 0 || n < total) {
+			total = n
+		}
+	}
+	if total == 0 {
+		return r, fmt.Errorf("resctrl %s: cannot read num_rmids", inv.root)
+	}
+	r.Total, r.Used = total, 1 // the root group
+	ctrls := []string{inv.root}
+	es, err := os.ReadDir(inv.root)
+	if err != nil {
+		return r, fmt.Errorf("resctrl %s: %w", inv.root, err)
+	}
+	for _, e := range es {
+		if n := e.Name(); e.IsDir() && n != "info" && n != "mon_groups" && n != "mon_data" {
+			r.Used++
+			ctrls = append(ctrls, filepath.Join(inv.root, n))
+		}
+	}
+	for _, c := range ctrls {
+		mons, _ := os.ReadDir(filepath.Join(c, "mon_groups"))
+		r.Used += len(mons)
+	}
+	return r, nil
+}

@@ -1,0 +1,48 @@
+package lifecycle
+
+import "syscall"
+
+// Action is what a call did to a container, a pod or a group: the hook's log "outcome",
+// reconcile's actions, a metric label. One list, in Actions.
+type Action string
+
+const (
+	Created   Action = "created"   // the pod's group was made (one RMID) and the container placed in it
+	Joined    Action = "joined"    // the container was placed in its pod's existing group
+	Skipped   Action = "skipped"   // not monitored (filters, no pod with noPod: skip, a pod's sandbox); Detail says why
+	Pending   Action = "pending"   // no free RMID: the pod is recorded and completed later
+	Refused   Action = "refused"   // identity that does not add up, a foreign group, a class conflict
+	Failed    Action = "failed"    // anything else that went wrong; the error says what
+	Left      Action = "left"      // a container left its pod's group; others remain
+	Idle      Action = "idle"      // the pod's last container left: the group is kept for the retention window
+	Removed   Action = "removed"   // the group was removed (its .end snapshot written first)
+	Kept      Action = "kept"      // the group could not be removed yet (live tasks, a failed rmdir); retried
+	Completed Action = "completed" // reconcile made a pending pod's group and placed its containers
+	Recreated Action = "recreated" // reconcile re-made a group that had disappeared
+	Adopted   Action = "adopted"   // reconcile rebuilt a lost record for a group that holds its pod's tasks
+	Moved     Action = "moved"     // reconcile moved tasks that were outside their pod's group
+	Busy      Action = "busy"      // reconcile left a pod whose lock a hook holds to the next run
+)
+
+// Actions lists every Action, in the order the README documents them.
+var Actions = []Action{Created, Joined, Skipped, Pending, Refused, Failed, Left, Idle, Removed, Kept,
+	Completed, Recreated, Adopted, Moved, Busy}
+
+// FailureReason is why a failure was recorded in the state dir (status counts them).
+type FailureReason string
+
+const (
+	FailIdentity FailureReason = "identity" // the pod identity was refused
+	FailCreate   FailureReason = "create"   // the group could not be made (no RMID, a foreign group, ...)
+	FailAssign   FailureReason = "assign"   // the container's threads could not be moved
+	FailRemove   FailureReason = "remove"   // the group could not be removed
+	FailSnapshot FailureReason = "snapshot" // a snapshot could not be written
+)
+
+// FailureReasons lists every FailureReason.
+var FailureReasons = []FailureReason{FailIdentity, FailCreate, FailAssign, FailRemove, FailSnapshot}
+
+var (
+	errEBUSY  error = syscall.EBUSY
+	errENOSPC error = syscall.ENOSPC
+)

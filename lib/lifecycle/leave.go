@@ -1,0 +1,180 @@
+package lifecycle
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/resctrl-mon/resctrl-mon/lib/identity"
+	"github.com/resctrl-mon/resctrl-mon/lib/procfs"
+	"github.com/resctrl-mon/resctrl-mon/lib/snapshot"
+	"github.com/resctrl-mon/resctrl-mon/lib/state"
+)
+
+// Departure is a container that is gone (the hook's poststop, NRI's RemoveContainer).
+type Departure struct {
+	ContainerID string
+	// Pod and Annotations find the group when the container has no binding (placed before
+	// the state dir was lost); a front end that has neither leaves them empty.
+	Pod         identity.Identity
+	Annotations map[string]string
+}
+
+// Leave takes a container out of its pod's record. The group outlives its last container
+// for the retention window, so a restart keeps the pod's RMID. A pod's sandbox leaving
+// means the pod is gone: that is EndPod.
+func (m *Manager) Leave(d Departure) (out Outcome, err error) {
+	out = Outcome{Container: d.ContainerID, Action: Skipped}
+	if d.Pod.Sandbox {
+		out, err = m.EndPod(PodEnd{PodUID: d.Pod.PodUID, SandboxID: d.Pod.SandboxID})
+		out.Container = d.ContainerID
+		return out, err
+	}
+	name, err := m.store.ContainerGroup(d.ContainerID)
+	if err != nil {
+		return out, err
+	}
+	if name == "" {
+		// Not placed by us (skipped, or the state dir was lost): the identity may still
+		// name a group we own.
+		if name, _ = groupName(m.cfg, d.ContainerID, d.Pod, d.Annotations); name == "" {
+			return out, nil
+		}
+	}
+	err = m.store.Update(name, lockTimeout, func(tx *state.Tx) error {
+		if !tx.Owned {
+			return m.store.UnbindContainer(d.ContainerID)
+		}
+		out.Group, out.Pod = tx.Rec.Path, podOf(tx.Rec)
+		forgetContainer(&tx.Rec, d.ContainerID)
+		if err := m.store.UnbindContainer(d.ContainerID); err != nil {
+			return err
+		}
+		out.Action = Left
+		if len(tx.Rec.Containers) == 0 {
+			now := m.now().UTC()
+			tx.Rec.IdleSince = &now
+			out.Action = Idle
+			if m.cfg.Retention == 0 {
+				out.Action, out.Detail = m.remove(tx)
+				return nil
+			}
+		}
+		return tx.Save()
+	})
+	return out, err
+}
+
+// PodEnd is a pod that is gone: its sandbox's poststop, NRI's RemovePodSandbox.
+type PodEnd struct {
+	PodUID    string
+	SandboxID string // the sandbox that ended; a group bound to another live one stays
+	// Group is the group name when the front end knows it; otherwise the pod UID, or the
+	// sandbox id for a pod without one (podman), names it.
+	Group string
+}
+
+// EndPod ends a pod's group now: its .end snapshot is written and the group removed (unless
+// tasks still run in it, when it is kept and retried). Runtimes remove a pod's containers
+// before its sandbox, so containers still recorded lost their own departure. A group bound
+// to another live sandbox of the same pod UID (kubelet re-created the sandbox before it
+// removed the old one) stays.
+func (m *Manager) EndPod(e PodEnd) (out Outcome, err error) {
+	name := e.Group
+	if name == "" {
+		name = e.PodUID
+	}
+	if name == "" {
+		name = e.SandboxID
+	}
+	out = Outcome{Pod: e.PodUID, Action: Skipped}
+	if name == "" || !ValidGroupName(name) {
+		return out, nil
+	}
+	name = canonicalGroupName(name)
+	err = m.store.Update(name, lockTimeout, func(tx *state.Tx) error {
+		if !tx.Owned {
+			return nil
+		}
+		out.Group, out.Pod = tx.Rec.Path, podOf(tx.Rec)
+		if e.SandboxID != "" && tx.Rec.SandboxID != "" && e.SandboxID != tx.Rec.SandboxID {
+			out.Action, out.Detail = Kept, fmt.Sprintf("the group is bound to the pod's newer sandbox %.12s", tx.Rec.SandboxID)
+			return nil
+		}
+		tx.Rec.SandboxEnded = true
+		for id := range tx.Rec.Containers {
+			if err := m.store.UnbindContainer(id); err != nil {
+				return err
+			}
+		}
+		tx.Rec.Containers, tx.Rec.Inits, tx.Rec.Cgroups = map[string]time.Time{}, nil, nil
+		if tx.Rec.IdleSince == nil {
+			now := m.now().UTC()
+			tx.Rec.IdleSince = &now
+		}
+		out.Action, out.Detail = m.remove(tx)
+		return nil
+	})
+	return out, err
+}
+
+// remove removes an owned group under its lock: final readings to the .end snapshot first,
+// then rmdir, then the record. A group that still has tasks is kept (the kernel would hand
+// them to the parent group and its counts would be lost); a failed rmdir is recorded and
+// retried, never forgotten.
+func (m *Manager) remove(tx *state.Tx) (Action, string) {
+	rec := tx.Rec
+	tasks, exists := m.rs.Tasks(rec.Path)
+	if !exists {
+		// Gone already (re-mount, a runtime's RDT setup): nothing to free, and no .end
+		// can be read; the life's .begin is pruned as finished (its group is gone).
+		if err := tx.Delete(); err != nil {
+			return Kept, err.Error()
+		}
+		return Removed, "group was already gone"
+	}
+	if n := liveTasks(tasks); n > 0 {
+		return Kept, m.keep(tx, fmt.Sprintf("still has %d tasks", n))
+	}
+	if err := m.rs.Ensure(rec.Group, rec.Class); err != nil {
+		return Kept, m.keep(tx, err.Error())
+	}
+	m.writeSnapshot(rec, snapshot.End)
+	if err := m.rs.Remove(rec.Group); err != nil {
+		m.recordFailure(FailRemove, rec.Path, podOf(rec), err)
+		return Kept, m.keep(tx, err.Error()+m.kernelSaysSuffix())
+	}
+	if err := tx.Delete(); err != nil {
+		return Removed, err.Error()
+	}
+	return Removed, ""
+}
+
+// keep saves the record with the reason removal did not happen, so it is retried.
+func (m *Manager) keep(tx *state.Tx, why string) string {
+	tx.Rec.RemoveFailed = why
+	if err := tx.Save(); err != nil {
+		return why + "; " + err.Error()
+	}
+	return why
+}
+
+// liveTasks counts the tasks that can still run. A zombie is still listed (the kernel
+// keeps it in its group until it is reaped) but will never run again: its counts are
+// final, and poststop often comes while the container's last processes await their reaper.
+func liveTasks(in map[int]bool) int {
+	n := 0
+	for tid := range in {
+		if !procfs.Finished(tid) {
+			n++
+		}
+	}
+	return n
+}
+
+// podOf names a record's pod for logs and failures: its UID, else its group.
+func podOf(rec state.Record) string {
+	if rec.PodUID != "" {
+		return rec.PodUID
+	}
+	return rec.Group
+}

@@ -1,0 +1,360 @@
+package lifecycle
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"slices"
+	"syscall"
+	"time"
+
+	"github.com/intel/goresctrl/pkg/monitor"
+
+	"github.com/resctrl-mon/resctrl-mon/lib/identity"
+	"github.com/resctrl-mon/resctrl-mon/lib/procfs"
+	"github.com/resctrl-mon/resctrl-mon/lib/snapshot"
+	"github.com/resctrl-mon/resctrl-mon/lib/state"
+)
+
+// Placement is a container about to run, as any front end knows it: the OCI hook at
+// createRuntime, the NRI adapter at StartContainer. Its init (Pid) is created and held by
+// the runtime; nothing of the container has run yet.
+type Placement struct {
+	ContainerID string
+	Pid         int // the init's host pid
+	// Pod is who the container is, established by the front end from what its runtime
+	// itself set (the hook: the runtime's annotations; NRI: the PodSandbox it sends).
+	Pod identity.Identity
+	// Annotations are the container's (and for NRI its pod's) annotations, for the
+	// opt-in/opt-out filters only; identity never comes from them here.
+	Annotations map[string]string
+	// Class is the allocation class (CLOS) the runtime put the container in, "" for none.
+	Class string
+}
+
+// Place puts a container in its pod's group: the group is made (one RMID for the pod's
+// life) if the pod has none, and every thread of the init is moved into it, so everything
+// the container runs or forks is counted there. The error says why it could not; the
+// front end's failure policy decides whether the container may start anyway. A container
+// that could not be placed for want of an RMID is recorded as pending either way.
+//
+// A pod's sandbox (infra, pause) process is never placed: CRI-O runs no hooks for it and NRI
+// gives it no StartContainer, so the rule is the same everywhere, and its idle pause
+// costs nobody anything.
+func (m *Manager) Place(p Placement) (out Outcome, err error) {
+	out = Outcome{Container: p.ContainerID, Pod: p.Pod.PodUID}
+	if p.Pid <= 0 {
+		return out, fmt.Errorf("%w: no init pid (%d)", ErrBadInput, p.Pid)
+	}
+	if p.Pod.Sandbox {
+		out.Action, out.Detail = Skipped, "a pod's sandbox (infra) process is never in its group"
+		return out, nil
+	}
+	name, why := groupName(m.cfg, p.ContainerID, p.Pod, p.Annotations)
+	if name == "" {
+		out.Action, out.Detail = Skipped, why
+		return out, nil
+	}
+	if out.Pod == "" {
+		out.Pod = name
+	}
+	// A pid that is gone is bad input: find out before a group is made for it.
+	if _, err := procfs.Threads(p.Pid); err != nil {
+		return out, fmt.Errorf("%w: %w", ErrBadInput, err)
+	}
+	out.Group = GroupPath(p.Class, name)
+	created, err := m.reserve(p, name, &out)
+	if err != nil {
+		return out, err
+	}
+	// The threads move outside the pod's lock: the container is in the record already, so
+	// a concurrent last-stop keeps the group, and other containers of the pod need not wait.
+	n, skipped, err := m.moveThreads(name, p.Class, p.Pid)
+	out.Threads = n
+	if skipped > 0 {
+		out.Detail = fmt.Sprintf("%d threads outside class %s left (they end at execve)", skipped, p.Class)
+	}
+	if err != nil {
+		m.recordFailure(FailAssign, p.ContainerID, out.Pod, err)
+		return out, errors.Join(err, m.release(p.ContainerID, name, created))
+	}
+	return out, nil
+}
+
+// reserve makes sure the pod's group exists and records the container in it, under the
+// pod's lock. created is true when this call made the group.
+func (m *Manager) reserve(p Placement, name string, out *Outcome) (created bool, err error) {
+	err = m.store.Update(name, lockTimeout, func(tx *state.Tx) error {
+		if tx.Owned && m.expired(tx.Rec) {
+			// Idle past the retention window: the pod's old life is over and its counts
+			// are final. A new group makes sure nothing of the old one is carried over.
+			if action, detail := m.remove(tx); action != Removed {
+				return fmt.Errorf("the expired group %s of this pod could not be removed: %s", tx.Rec.Path, detail)
+			}
+		}
+		if !tx.Owned {
+			idn := p.Pod
+			tx.Rec = state.Record{Group: name, Path: out.Group, Class: p.Class, PodUID: idn.PodUID, Namespace: idn.Namespace,
+				PodName: idn.PodName, SandboxID: idn.SandboxID, Created: m.now().UTC()}
+		}
+		if err := m.admit(tx, p); err != nil {
+			return err
+		}
+		owned := tx.Owned
+		// The container is in the record before mkdir: a process killed between mkdir and
+		// the tasks write then leaves a group reconcile knows is ours (and completes or
+		// removes), not an unprovable orphan holding an RMID forever.
+		m.recordContainer(&tx.Rec, p.ContainerID, p.Pid)
+		tx.Rec.IdleSince = nil
+		if err := errors.Join(tx.Save(), m.store.BindContainer(p.ContainerID, name)); err != nil {
+			return err
+		}
+		var err error
+		created, err = m.ensureGroup(tx.Rec, owned)
+		if err != nil {
+			return m.undoReserve(tx, p.ContainerID, owned, out, err)
+		}
+		out.Action = Joined
+		if created {
+			out.Action = Created
+			m.writeSnapshot(tx.Rec, snapshot.Begin)
+		}
+		if tx.Rec.Pending != "" {
+			// The pod waited for an RMID: its other containers have run outside the
+			// group until now. Place them whole, and say their counts are partial.
+			moved, err := m.placeRecorded(tx, p.ContainerID)
+			if moved > 0 {
+				out.Detail = fmt.Sprintf("completed the pending pod: %d tasks of its other containers moved in", moved)
+			}
+			tx.Rec.Pending = ""
+			return errors.Join(err, tx.Save())
+		}
+		return nil
+	})
+	return created, err
+}
+
+// undoReserve handles a group that could not be made, after the container was recorded.
+func (m *Manager) undoReserve(tx *state.Tx, id string, owned bool, out *Outcome, err error) error {
+	switch {
+	case errors.Is(err, ErrNoRMIDs):
+		// Remember the pod so a later call or reconcile completes it.
+		tx.Rec.Pending = err.Error()
+		err = errors.Join(err, tx.Save())
+		out.Action = Pending
+	case !owned:
+		// Not ours after all (a foreign group, a failed mkdir): drop the claim.
+		err = errors.Join(err, tx.Delete(), m.store.UnbindContainer(id))
+	default:
+		forgetContainer(&tx.Rec, id)
+		err = errors.Join(err, tx.Save(), m.store.UnbindContainer(id))
+	}
+	m.recordFailure(FailCreate, id, tx.Rec.Group, err)
+	return err
+}
+
+// placeRecorded moves every task of the record's other live containers into the group
+// (every thread of every process in each container's cgroups) and marks the pod
+// late-assigned: what they did until now was counted elsewhere.
+func (m *Manager) placeRecorded(tx *state.Tx, except string) (moved int, err error) {
+	var others []int
+	for id, in := range tx.Rec.Inits {
+		if id != except && procfs.SameProcess(in.Pid, in.Start) {
+			others = append(others, in.Pid)
+		}
+	}
+	if len(others) == 0 {
+		return 0, nil
+	}
+	tx.Rec.LateAssigned = true
+	cgroups, err := procfs.ReadCgroups()
+	if err != nil {
+		return 0, err
+	}
+	var tids []int
+	for _, pid := range others {
+		tids = append(tids, processTasks(cgroups.Peers(pid))...)
+	}
+	moved, _, err = m.assign(tx.Rec.Group, tids, tx.Rec.Class != "", 0)
+	return moved, err
+}
+
+// release takes back a reservation whose threads could not be moved, and removes the group
+// if this call made it and nothing else joined.
+func (m *Manager) release(id, name string, created bool) error {
+	return m.store.Update(name, lockTimeout, func(tx *state.Tx) error {
+		if !tx.Owned {
+			return nil
+		}
+		forgetContainer(&tx.Rec, id)
+		if err := m.store.UnbindContainer(id); err != nil {
+			return err
+		}
+		if created && len(tx.Rec.Containers) == 0 {
+			// Leave no empty group behind for a container that will not run in it.
+			if _, detail := m.remove(tx); detail != "" {
+				m.log.Warn("could not remove the group made for a failed container", "group", tx.Rec.Path, "detail", detail)
+			}
+			return nil
+		}
+		return tx.Save()
+	})
+}
+
+// admit decides whether the container may join an existing record: same allocation class,
+// same live sandbox.
+func (m *Manager) admit(tx *state.Tx, p Placement) error {
+	rec := &tx.Rec
+	if rec.Containers == nil {
+		rec.Containers = map[string]time.Time{}
+	}
+	if !tx.Owned {
+		return nil
+	}
+	if rec.Class != p.Class {
+		return fmt.Errorf("%w: the pod's group is under class %q, this container runs in %q; a group cannot span classes",
+			ErrClassMismatch, ClassLabel(rec.Class), ClassLabel(p.Class))
+	}
+	idn := p.Pod
+	if idn.SandboxID != "" && rec.SandboxID != "" && idn.SandboxID != rec.SandboxID {
+		if !rec.SandboxEnded {
+			err := fmt.Errorf("%w: pod %s is bound to sandbox %.12s, the container claims sandbox %.12s", ErrSpoofed, rec.Group, rec.SandboxID, idn.SandboxID)
+			m.recordFailure(FailIdentity, p.ContainerID, rec.Group, err)
+			return err
+		}
+		// kubelet recreated the pod's sandbox under the same UID: the group stays the pod's.
+		rec.SandboxID, rec.SandboxEnded = idn.SandboxID, false
+	}
+	return nil
+}
+
+// ensureGroup makes the group (or checks it is still there). created is true when this call
+// allocated its RMID.
+func (m *Manager) ensureGroup(rec state.Record, owned bool) (created bool, err error) {
+	existed := m.rs.Exists(rec.Path)
+	if existed && !owned {
+		return false, fmt.Errorf("%w: %s", ErrForeign, rec.Path)
+	}
+	if err := m.rs.Ensure(rec.Group, rec.Class); err != nil {
+		if noRMID(err) {
+			return false, fmt.Errorf("%w for %s: %s", ErrNoRMIDs, rec.Path, m.kernelSays())
+		}
+		return false, fmt.Errorf("create %s: %w%s", rec.Path, err, m.kernelSaysSuffix())
+	}
+	return !existed, nil
+}
+
+// moveThreads moves every thread of the container's init into the group. The runtime's
+// init is a multi-threaded Go (runc) or C program held before execve; only the thread that
+// calls execve survives it, keeping its own RMID, and whatever it forks inherits that. A
+// thread that exited meanwhile is no loss.
+//
+// In an allocation class, runc moved only the init's leader into the class (a tasks write
+// moves one thread), so the kernel refuses its other threads for the class's group (EINVAL).
+// They die at execve, which the leader makes (runc locks it to the main thread), so they
+// are skipped; the leader itself must be placed.
+func (m *Manager) moveThreads(name, class string, pid int) (moved, skipped int, err error) {
+	classed := class != ""
+	tids, err := procfs.Threads(pid)
+	if err != nil {
+		return 0, 0, fmt.Errorf("%w: %w", ErrBadInput, err)
+	}
+	// The leader first, through goresctrl and its class check: its failure is the one that
+	// matters.
+	if err := m.assignResult(name, pid, classed, pid, m.rs.Assign(name, pid), &moved, &skipped); err != nil {
+		if errors.Is(err, syscall.EINVAL) && !errors.Is(err, ErrClassMismatch) {
+			// The kernel moves a task into a monitoring group only from the group's own
+			// class: the init is not where the container's spec says it is.
+			err = fmt.Errorf("%w: the container's init is not in the allocation class its spec names, %s, where its group is "+
+				"(did the runtime apply linux.intelRdt?): %w", ErrClassMismatch, ClassLabel(class), err)
+		}
+		return moved, skipped, err
+	}
+	siblings := slices.DeleteFunc(tids, func(t int) bool { return t == pid })
+	if len(siblings) > 0 {
+		// The leader's threads are in its class, or (in a class) refused by the kernel for
+		// the group, so goresctrl's class check, which lists the resctrl root each time,
+		// has nothing to add for them: they go through one open tasks file. For runc's
+		// init, with its half-dozen threads, this was most of the hook's resctrl traffic.
+		err = m.rs.WriteTasks(GroupPath(class, name), siblings, func(tid int, err error) error {
+			return m.assignResult(name, tid, classed, pid, err, &moved, &skipped)
+		})
+		if err != nil {
+			return moved, skipped, err
+		}
+	}
+	if moved == 0 {
+		return 0, skipped, fmt.Errorf("%w: pid %d has no thread left to move", ErrBadInput, pid)
+	}
+	return moved, skipped, nil
+}
+
+// recordContainer remembers the container, its init (by pid and start time: a pid alone is
+// reused) and its cgroup v2 path (for the pressure readers).
+func (m *Manager) recordContainer(rec *state.Record, id string, pid int) {
+	if rec.Containers == nil {
+		rec.Containers = map[string]time.Time{}
+	}
+	if _, ok := rec.Containers[id]; !ok {
+		rec.Containers[id] = m.now().UTC()
+	}
+	if st, err := procfs.ReadStat(pid); err == nil {
+		if rec.Inits == nil {
+			rec.Inits = map[string]state.Init{}
+		}
+		rec.Inits[id] = state.Init{Pid: pid, Start: st.StartTime}
+	}
+	if cg, err := procfs.CgroupV2Path(pid); err == nil && cg != "" {
+		if rec.Cgroups == nil {
+			rec.Cgroups = map[string]string{}
+		}
+		rec.Cgroups[id] = cg
+	}
+}
+
+// forgetContainer takes a container out of a record.
+func forgetContainer(rec *state.Record, id string) {
+	delete(rec.Containers, id)
+	delete(rec.Inits, id)
+	delete(rec.Cgroups, id)
+}
+
+// assign writes each task to the group's tasks (goresctrl's AssignPID: one id per write,
+// with its class check), for tasks of any processes (reconcile, a pending pod's
+// completion). A task that exited is no loss. In an allocation class the kernel refuses
+// tasks that are not in the class (EINVAL); all but leader are then skipped and counted,
+// since only the leader must be placed.
+func (m *Manager) assign(name string, tids []int, classed bool, leader int) (moved, skipped int, err error) {
+	for _, tid := range tids {
+		if err := m.assignResult(name, tid, classed, leader, m.rs.Assign(name, tid), &moved, &skipped); err != nil {
+			return moved, skipped, err
+		}
+	}
+	return moved, skipped, nil
+}
+
+// assignResult counts one task's move, or says why it matters that it failed.
+func (m *Manager) assignResult(name string, tid int, classed bool, leader int, err error, moved, skipped *int) error {
+	switch {
+	case err == nil:
+		*moved++
+	case errors.Is(err, syscall.ESRCH), errors.Is(err, os.ErrNotExist):
+	case classed && tid != leader && errors.Is(err, syscall.EINVAL):
+		*skipped++
+	case errors.Is(err, monitor.ErrClassMismatch):
+		return fmt.Errorf("%w: %w", ErrClassMismatch, err)
+	default:
+		return fmt.Errorf("move thread %d into %s: %w%s", tid, name, err, m.kernelSaysSuffix())
+	}
+	return nil
+}
+
+// processTasks lists every thread of the given processes.
+func processTasks(pids []int) []int {
+	var out []int
+	for _, p := range pids {
+		tids, _ := procfs.Threads(p)
+		out = append(out, tids...)
+	}
+	return out
+}

@@ -1,0 +1,122 @@
+package resctrlfs
+
+import (
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+
+	"github.com/intel/goresctrl/pkg/monitor"
+
+	"github.com/resctrl-mon/resctrl-mon/lib/logging"
+)
+
+// Groups is what lib/lifecycle asks of resctrl: the seam that lets its decisions be
+// unit-tested without root or FUSE. Names are monitoring group names (the directory under
+// mon_groups/); paths are below the resctrl root ("mon_groups/<name>" or
+// "<class>/mon_groups/<name>"). Errors keep goresctrl's sentinels (monitor.ErrNoRMIDs,
+// monitor.ErrClassMismatch) and the kernel's errnos, so callers test them with errors.Is.
+type Groups interface {
+	// Ensure creates the group under class ("" for the root), or adopts it if it exists.
+	Ensure(name, class string) error
+	// Assign moves one task into the group, after checking it is not in another class.
+	Assign(name string, tid int) error
+	// WriteTasks writes ids to the tasks file at path (a group's path), one per write(2),
+	// handing each write's result to result, which may stop the loop.
+	WriteTasks(path string, ids []int, result func(id int, err error) error) error
+	// Tasks lists the group's thread ids; ok is false when the group does not exist.
+	Tasks(path string) (tids map[int]bool, ok bool)
+	// Exists reports whether the group at path exists.
+	Exists(path string) bool
+	// Remove removes the group (its RMID is freed).
+	Remove(name string) error
+	// LastCmdStatus is the kernel's word on the last failed command ("" if unreadable).
+	LastCmdStatus() string
+	// Root is the resctrl mount.
+	Root() string
+}
+
+// Kernel is Groups on a resctrl mount, through goresctrl's pkg/monitor.
+type Kernel struct {
+	root string
+	mon  *monitor.Manager
+}
+
+var _ Groups = (*Kernel)(nil)
+
+// Open checks root (see Check) and returns Groups on it. valid and canon are the group
+// names the caller owns and their canonical form (goresctrl validates every key with them).
+// log receives goresctrl's own messages, at warning level and above: goresctrl logs through
+// a process-wide logger, and this is where the library opens resctrl, so it is wired here,
+// once, for every binary (before, the CLI printed goresctrl's raw lines on stderr).
+func Open(root string, valid func(string) bool, canon func(string) string, log *slog.Logger) (*Kernel, error) {
+	if err := Check(root); err != nil {
+		return nil, err
+	}
+	if log != nil {
+		monitor.SetLogger(logging.AtLeast(log.With("lib", "goresctrl"), slog.LevelWarn))
+	}
+	mon, err := monitor.New(monitor.Options{ResctrlRoot: root, KeyValidator: valid, KeyCanonicalizer: canon})
+	if err != nil {
+		return nil, fmt.Errorf("resctrl: %w", err)
+	}
+	return &Kernel{root: root, mon: mon}, nil
+}
+
+func (k *Kernel) Root() string { return k.root }
+
+func (k *Kernel) Ensure(name, class string) error {
+	_, err := k.mon.EnsureGroup(name, class)
+	return err
+}
+
+func (k *Kernel) Assign(name string, tid int) error { return k.mon.AssignPID(name, tid) }
+
+func (k *Kernel) Remove(name string) error { return k.mon.Remove(name) }
+
+func (k *Kernel) LastCmdStatus() string { return LastCmdStatus(k.root) }
+
+func (k *Kernel) Exists(path string) bool {
+	_, err := os.Stat(filepath.Join(k.root, path))
+	return err == nil
+}
+
+func (k *Kernel) Tasks(path string) (map[int]bool, bool) {
+	b, err := os.ReadFile(filepath.Join(k.root, path, "tasks"))
+	if err != nil {
+		return map[int]bool{}, false
+	}
+	return ParseTasks(b), true
+}
+
+func (k *Kernel) WriteTasks(path string, ids []int, result func(id int, err error) error) (err error) {
+	p := filepath.Join(k.root, path, "tasks")
+	f, err := os.OpenFile(p, os.O_WRONLY, 0)
+	if err != nil {
+		return fmt.Errorf("open %s: %w", p, err)
+	}
+	defer func() { err = errors.Join(err, f.Close()) }()
+	buf := make([]byte, 0, 24)
+	for _, id := range ids {
+		buf = append(strconv.AppendInt(buf[:0], int64(id), 10), '\n')
+		_, werr := f.Write(buf)
+		if err := result(id, werr); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// ParseTasks parses a tasks file: one thread id a line. Anything else is not a task.
+func ParseTasks(b []byte) map[int]bool {
+	in := map[int]bool{}
+	for _, f := range strings.Fields(string(b)) {
+		if n, err := strconv.Atoi(f); err == nil && n > 0 {
+			in[n] = true
+		}
+	}
+	return in
+}

@@ -1,0 +1,77 @@
+package resctrlfs_test
+
+import (
+	"bytes"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/intel/goresctrl/pkg/monitor"
+
+	"github.com/resctrl-mon/resctrl-mon/lib/resctrlfs"
+	"github.com/resctrl-mon/resctrl-mon/test/resctrlsim"
+)
+
+const uid = "0f8b2c1e-1111-2222-3333-444455556666"
+
+// goresctrl's messages go to the logger the library was opened with, warnings and above
+// only: never raw on stderr (where the CLI printed them), never its info chatter.
+func TestGoresctrlLogsThroughOurLogger(t *testing.T) {
+	sim := resctrlsim.MountT(t, resctrlsim.Options{})
+	var buf bytes.Buffer
+	log := slog.New(slog.NewTextHandler(&buf, nil))
+	if err := os.Mkdir(filepath.Join(sim.Dir, "mon_groups", uid), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	k, err := resctrlfs.Open(sim.Dir, monitor.PodUIDValidator, monitor.CanonicalizePodUID, log)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := k.Ensure(uid, ""); err != nil { // adopts: goresctrl logs that at info
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(sim.Dir, "mon_groups", uid, "tasks"), []byte(strconv.Itoa(os.Getpid())), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := k.Remove(uid); err != nil { // non-empty: goresctrl warns
+		t.Fatal(err)
+	}
+	got := buf.String()
+	if strings.Contains(got, "adopting") || !strings.Contains(got, "non-empty") || !strings.Contains(got, "lib=goresctrl") {
+		t.Errorf("goresctrl's log: %q", got)
+	}
+}
+
+// Our counter table gives each counter the kind and unit goresctrl gives it.
+func TestMetaMatchesGoresctrl(t *testing.T) {
+	sim := resctrlsim.MountT(t, resctrlsim.Options{L3Domains: 2, PerfPkgDomains: 1})
+	mon, err := monitor.New(monitor.Options{ResctrlRoot: sim.Dir, KeyValidator: monitor.PodUIDValidator})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := mon.EnsureGroup(uid, ""); err != nil {
+		t.Fatal(err)
+	}
+	theirs, err := mon.ReadCounters(uid)
+	if err != nil || len(theirs) == 0 {
+		t.Fatalf("goresctrl read %v, %v", theirs, err)
+	}
+	ours, missing, err := resctrlfs.ReadMonData(filepath.Join(sim.Dir, "mon_groups", uid))
+	if err != nil || len(ours) != len(theirs) || len(missing) != 0 {
+		t.Fatalf("read %d counters (%v missing, %v), goresctrl %d", len(ours), missing, err, len(theirs))
+	}
+	for _, r := range theirs {
+		cum, unit := resctrlfs.CounterMeta(r.Name)
+		if cum != (r.Kind == monitor.Cumulative) || unit != r.Unit {
+			t.Errorf("%s: ours cumulative=%v unit=%q, goresctrl kind=%v unit=%q", r.Name, cum, unit, r.Kind, r.Unit)
+		}
+	}
+	sim.SetCounterState("mbm_total_bytes", "Unavailable", "*")
+	_, missing, _ = resctrlfs.ReadMonData(filepath.Join(sim.Dir, "mon_groups", uid))
+	if len(missing) != 2 || missing[0].Reason != "Unavailable" {
+		t.Errorf("an Unavailable counter on two domains: %+v", missing)
+	}
+}

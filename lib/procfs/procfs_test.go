@@ -3,6 +3,7 @@ package procfs
 import (
 	"os"
 	"slices"
+	"strings"
 	"testing"
 )
 
@@ -43,5 +44,17 @@ func FuzzParseStat(f *testing.F) {
 	f.Add([]byte("1 (sh) S 1 1 1 0 -1 0 0 0 0 0 0 0 0 0 20 0 1 0 5 0 0"))
 	f.Fuzz(func(t *testing.T, b []byte) {
 		_, _ = ParseStat(b)
+	})
+}
+
+func FuzzParseCgroupV2(f *testing.F) {
+	f.Add([]byte("12:pids:/a\n0::/kubepods/pod1/c1\n"))
+	f.Add([]byte("0::/\n"))
+	f.Add([]byte("1:name=systemd:/x\n"))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		p := ParseCgroupV2(b)
+		if p != "" && (!strings.HasPrefix(p, "/") || strings.ContainsAny(p, "\n\x00") || !strings.Contains(string(b), "0::"+p)) {
+			t.Errorf("%q from %q", p, b)
+		}
 	})
 }

@@ -1,0 +1,71 @@
+package inventory_test
+
+import (
+	"encoding/json"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/resctrl-mon/resctrl-mon/lib/config"
+	"github.com/resctrl-mon/resctrl-mon/lib/identity"
+	"github.com/resctrl-mon/resctrl-mon/lib/inventory"
+	"github.com/resctrl-mon/resctrl-mon/lib/lifecycle"
+	"github.com/resctrl-mon/resctrl-mon/test/resctrlsim"
+)
+
+const pod = "0f8b2c1e-1111-2222-3333-444455556666"
+
+func TestInventory(t *testing.T) {
+	t.Parallel()
+	sim := resctrlsim.MountT(t, resctrlsim.Options{PerfPkgDomains: 1})
+	cfg := config.Default()
+	cfg.ResctrlRoot, cfg.StateDir, cfg.SnapshotDir = sim.Dir, filepath.Join(t.TempDir(), "state"), ""
+	// The state dir does not exist yet: the inventory creates nothing.
+	if _, err := inventory.Open(cfg); err == nil {
+		t.Errorf("opened a state dir that does not exist")
+	}
+	m, err := lifecycle.New(cfg, slog.New(slog.DiscardHandler))
+	if err != nil {
+		t.Fatal(err)
+	}
+	inv, err := inventory.Open(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	st, err := inv.Status()
+	b, _ := json.Marshal(st)
+	if err != nil || !strings.Contains(string(b), `"groups":[]`) || !strings.Contains(string(b), `"recentFailures":[]`) {
+		t.Errorf("empty status: %s, %v", b, err)
+	}
+	a := map[string]string{identity.CRIOPodUID: pod, identity.CRIOSandboxID: strings.Repeat("a", 64),
+		identity.CRIOContainerType: "container", identity.CRIOPodNamespace: "shop", identity.CRIOPodName: "cart"}
+	idn, err := identity.FromAnnotations("c1", a)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := m.Place(lifecycle.Placement{ContainerID: "c1", Pid: os.Getpid(), Pod: idn, Annotations: a}); err != nil {
+		t.Fatal(err)
+	}
+	pods, err := inv.Pods(inventory.Options{Tasks: true, Counters: true})
+	if err != nil || len(pods) != 1 {
+		t.Fatalf("pods: %+v, %v", pods, err)
+	}
+	p := pods[0]
+	if p.PodUID != pod || p.Namespace != "shop" || p.PodName != "cart" || p.State != inventory.Active || p.Tasks < 1 ||
+		len(p.Containers) != 1 || p.Containers[0].Cgroup == "" || len(p.Readings) == 0 {
+		t.Errorf("pod: %+v", p)
+	}
+	var energy bool
+	for _, r := range p.Readings {
+		energy = energy || (r.Name == "core_energy" && r.Cumulative && r.Unit == "J")
+	}
+	if !energy {
+		t.Errorf("no AET energy reading: %+v", p.Readings)
+	}
+	// Move the test process back out, or the group would keep it.
+	if err := os.WriteFile(filepath.Join(sim.Dir, "tasks"), []byte("0"), 0o644); err != nil {
+		t.Log(err)
+	}
+}

@@ -1,12 +1,32 @@
 # resctrl-mon. `make demo` and `make test` install what they need (test/deps.sh, as root).
-PREFIX    ?= /usr/local
-DESTDIR   ?=
-BINDIR    ?= $(PREFIX)/bin
+
+# Where `make install` puts things (the README's "Using it" lists them). Every file goes under
+# DESTDIR, and under PREFIX unless one of these variables names another place. PREFIX
+# /usr/local (the default) and /usr are the system's own: the config goes to /etc and the
+# hooks.d JSON to the directory CRI-O and podman read by default. Any other PREFIX is a
+# self-contained tree: everything stays inside it.
+PREFIX     ?= /usr/local
+DESTDIR    ?=
+BINDIR     ?= $(PREFIX)/bin
 LIBEXECDIR ?= $(PREFIX)/libexec/oci/hooks.d
-HOOKSDIR  ?= /etc/containers/oci/hooks.d
-CONFDIR   ?= /etc/resctrl-mon
-UNITDIR   ?= /etc/systemd/system
-DOCDIR    ?= $(PREFIX)/share/doc/resctrl-mon
+# systemd loads units from /usr/local/lib/systemd/system and /usr/lib/systemd/system too;
+# /etc/systemd/system is the admin's place to override them.
+UNITDIR    ?= $(PREFIX)/lib/systemd/system
+DOCDIR     ?= $(PREFIX)/share/doc/resctrl-mon
+ifneq ($(filter /usr /usr/local,$(patsubst %/,%,$(PREFIX))),)
+SYSCONFDIR ?= /etc
+# CRI-O's default hooks_dir (podman's too); /etc/containers/oci/hooks.d is the admin's
+# override directory, whose files mask those of the same name here.
+HOOKSDIR   ?= /usr/share/containers/oci/hooks.d
+else
+SYSCONFDIR ?= $(PREFIX)/etc
+HOOKSDIR   ?= $(PREFIX)/share/containers/oci/hooks.d
+endif
+CONFDIR    ?= $(SYSCONFDIR)/resctrl-mon
+# The runtime kills a hook after the hooks.d "timeout" (whole seconds); the hook is given two
+# seconds less as its --hookBudget, so that it ends, and applies its failure policy, first.
+HOOK_TIMEOUT ?= 10
+
 GO        ?= go
 GOBIN     := $(shell $(GO) env GOPATH)/bin
 GOLANGCI  := github.com/golangci/golangci-lint/v2/cmd/golangci-lint@v2.15.0
@@ -14,10 +34,13 @@ BIN       := bin
 # urfave/cli's man-page support pulls in a markdown library whose init costs the hook ~5 ms
 # on every call; the binaries do not need it.
 TAGS      := -tags urfave_cli_no_docs
+# The binaries look for the config where this install puts it (/etc/resctrl-mon/config.yaml
+# unless CONFDIR, SYSCONFDIR or PREFIX say otherwise).
+GOLDFLAGS := -ldflags '-X github.com/resctrl-mon/resctrl-mon/lib/config.DefaultPath=$(CONFDIR)/config.yaml'
 
 export PATH := /usr/local/go/bin:$(GOBIN):$(PATH)
 
-.PHONY: all build test fuzz bench lint demo install uninstall clean deps
+.PHONY: all build test fuzz bench lint demo install install-check uninstall clean deps
 
 all: build
 
@@ -27,8 +50,8 @@ deps:
 build:
 	$(GO) build $(TAGS) ./...
 	$(GO) build $(TAGS) -o $(BIN)/resctrlsim ./test/resctrlsim/cmd/resctrlsim
-	$(GO) build $(TAGS) -o $(BIN)/resctrl-mon-hook ./hooks
-	$(GO) build $(TAGS) -o $(BIN)/resctrl-mon ./cmd/resctrl-mon
+	$(GO) build $(TAGS) $(GOLDFLAGS) -o $(BIN)/resctrl-mon-hook ./hooks
+	$(GO) build $(TAGS) $(GOLDFLAGS) -o $(BIN)/resctrl-mon ./cmd/resctrl-mon
 
 # Every test, the simulator's included: they need root and /dev/fuse, and skip without them
 # unless RESCTRLSIM_REQUIRE=1 (CI sets it, so nothing is skipped there).
@@ -63,27 +86,35 @@ lint:
 demo: deps build
 	bash test/demo.sh $(BIN)
 
-# The binary first, the hooks.d JSON second: a JSON whose path does not exist when the
-# runtime loads it is dropped.
-install: build
+# The binaries first and the hooks.d JSON last: a JSON whose path does not exist when the
+# runtime loads it is dropped. The test simulator (bin/resctrlsim) is not installed. The
+# config is installed once: after that it is the admin's.
+install: install-check build
 	install -D -m 0755 $(BIN)/resctrl-mon-hook $(DESTDIR)$(LIBEXECDIR)/resctrl-mon-hook
 	install -D -m 0755 $(BIN)/resctrl-mon $(DESTDIR)$(BINDIR)/resctrl-mon
-	install -D -m 0755 $(BIN)/resctrlsim $(DESTDIR)$(BINDIR)/resctrlsim
 	install -D -m 0644 README.md $(DESTDIR)$(DOCDIR)/README.md
+	test -e $(DESTDIR)$(CONFDIR)/config.yaml || install -D -m 0644 install/config.yaml $(DESTDIR)$(CONFDIR)/config.yaml
 	sed 's|@BINDIR@|$(BINDIR)|g; s|@DOCDIR@|$(DOCDIR)|g' install/systemd/resctrl-mon-reconcile.service.in \
 	  | install -D -m 0644 /dev/stdin $(DESTDIR)$(UNITDIR)/resctrl-mon-reconcile.service
 	install -D -m 0644 install/systemd/resctrl-mon-reconcile.timer $(DESTDIR)$(UNITDIR)/resctrl-mon-reconcile.timer
-	install -d $(DESTDIR)$(HOOKSDIR)
-	for f in install/hooks.d/*.json.in; do \
-	  sed 's|@LIBEXECDIR@|$(LIBEXECDIR)|g' $$f > $(DESTDIR)$(HOOKSDIR)/$$(basename $$f .in); \
+	budget=$$(expr $(HOOK_TIMEOUT) - 2)s && for f in install/hooks.d/*.json.in; do \
+	  sed "s|@LIBEXECDIR@|$(LIBEXECDIR)|g; s|@HOOK_TIMEOUT@|$(HOOK_TIMEOUT)|g; s|@HOOK_BUDGET@|$$budget|g" $$f \
+	    | install -D -m 0644 /dev/stdin $(DESTDIR)$(HOOKSDIR)/$$(basename $$f .in) || exit 1; \
 	done
-	test -e $(DESTDIR)$(CONFDIR)/config.yaml || install -D -m 0644 install/config.yaml $(DESTDIR)$(CONFDIR)/config.yaml
 
-# The JSON first, then the binary; the config stays (it is the admin's).
+# Refused before anything is built or installed. A JSON number has no leading zero; the hook's
+# budget (HOOK_TIMEOUT - 2 s) must be at least 1 s and at most hookBudget's 1h.
+install-check:
+	@case '$(HOOK_TIMEOUT)' in ''|0*|*[!0-9]*) t=bad;; *) t=$(HOOK_TIMEOUT);; esac; \
+	if [ "$$t" = bad ] || [ "$$t" -lt 3 ] || [ "$$t" -gt 3600 ]; then \
+	  echo "make install: HOOK_TIMEOUT='$(HOOK_TIMEOUT)': want whole seconds from 3 to 3600" >&2; exit 1; \
+	fi
+
+# The JSON first, then the binaries; the config stays (it is the admin's).
 uninstall:
 	rm -f $(DESTDIR)$(HOOKSDIR)/resctrl-mon-createruntime.json $(DESTDIR)$(HOOKSDIR)/resctrl-mon-poststop.json
 	rm -f $(DESTDIR)$(UNITDIR)/resctrl-mon-reconcile.service $(DESTDIR)$(UNITDIR)/resctrl-mon-reconcile.timer
-	rm -f $(DESTDIR)$(LIBEXECDIR)/resctrl-mon-hook $(DESTDIR)$(BINDIR)/resctrl-mon $(DESTDIR)$(BINDIR)/resctrlsim
+	rm -f $(DESTDIR)$(LIBEXECDIR)/resctrl-mon-hook $(DESTDIR)$(BINDIR)/resctrl-mon
 	rm -f $(DESTDIR)$(DOCDIR)/README.md
 
 clean:

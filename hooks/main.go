@@ -56,7 +56,7 @@ func parseArgs(args []string, stderr io.Writer) (invocation, error) {
 		fmt.Fprintf(stderr, "usage: resctrl-mon-hook [flags] %s|%s  (the container's state on stdin)\n", hook.CreateRuntime, hook.Poststop)
 		fs.PrintDefaults()
 	}
-	cfgPath := fs.String("config", "", config.ConfigFlagUsage)
+	cfgPath := fs.String("config", "", config.ConfigFlagUsage())
 	for _, k := range config.Keys() {
 		fs.String(k, "", config.FlagUsage(k))
 	}

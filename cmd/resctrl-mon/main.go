@@ -22,6 +22,7 @@ import (
 	"github.com/resctrl-mon/resctrl-mon/lib/inventory"
 	"github.com/resctrl-mon/resctrl-mon/lib/lifecycle"
 	"github.com/resctrl-mon/resctrl-mon/lib/logging"
+	"github.com/resctrl-mon/resctrl-mon/lib/resctrlfs"
 	"github.com/resctrl-mon/resctrl-mon/lib/runtimes"
 )
 
@@ -37,6 +38,7 @@ func main() {
 				Flags: []cli.Flag{
 					&cli.BoolFlag{Name: "dry-run", Usage: "say what would be done, change nothing"},
 					&cli.BoolFlag{Name: "json", Usage: "print the actions as JSON"},
+					&cli.BoolFlag{Name: "if-mounted", Usage: "when resctrl is not mounted at resctrlRoot, say so and succeed (the systemd unit's mode: the config, not the unit, knows where resctrl is)"},
 				},
 				Action: reconcile,
 			},
@@ -74,6 +76,15 @@ func open(c *cli.Context) (*lifecycle.Manager, config.Config, func(), error) {
 
 func reconcile(c *cli.Context) error {
 	m, cfg, done, err := open(c)
+	if errors.Is(err, resctrlfs.ErrNotMounted) && c.Bool("if-mounted") {
+		// A host without RDT, or one that has not mounted resctrl yet: nothing to reconcile,
+		// and not a failure of the timer's unit.
+		if c.Bool("json") {
+			return writeJSON(c.App.Writer, map[string]any{"dryRun": c.Bool("dry-run"), "resctrlMounted": false, "resctrlRoot": cfg.ResctrlRoot, "actions": []lifecycle.Action{}})
+		}
+		fmt.Fprintf(c.App.Writer, "resctrl not mounted at %s (config key resctrlRoot): nothing to reconcile\n", cfg.ResctrlRoot)
+		return nil
+	}
 	if err != nil {
 		return err
 	}

@@ -14,7 +14,7 @@ import (
 
 // Flags are --config and one string flag per settable key.
 func Flags() []cli.Flag {
-	flags := []cli.Flag{&cli.StringFlag{Name: "config", Usage: config.ConfigFlagUsage}}
+	flags := []cli.Flag{&cli.StringFlag{Name: "config", Usage: config.ConfigFlagUsage()}}
 	for _, k := range config.Keys() {
 		flags = append(flags, &cli.StringFlag{Name: k, Usage: config.FlagUsage(k)})
 	}

@@ -1,6 +1,7 @@
 // Package config is the one configuration of resctrl-mon, shared by the hook, the NRI adapter
-// and the CLI: a YAML file, then environment variables, then flags, each overriding the one
-// before. A bad value is an error naming its key.
+// and the CLI: a YAML file (DefaultPath, which the build sets, or --config), then environment
+// variables (RESCTRL_MON_ and the key in upper snake case: see EnvName), then flags, each
+// overriding the one before. A bad value is an error naming its key.
 package config
 
 import (
@@ -13,7 +14,11 @@ import (
 
 // DefaultPath is where the config file is looked for when none is named. A missing file at
 // the default path is fine (defaults apply); a missing file that was named is an error.
-const DefaultPath = "/etc/resctrl-mon/config.yaml"
+//
+// It is a variable only so that the build can set it: `make install` links the binaries with
+// `-ldflags -X github.com/resctrl-mon/resctrl-mon/lib/config.DefaultPath=$(CONFDIR)/config.yaml`,
+// so they read the config where that install put it. Nothing assigns it at run time.
+var DefaultPath = "/etc/resctrl-mon/config.yaml"
 
 // Granularity says what gets its own group.
 type Granularity string

@@ -120,7 +120,7 @@ func TestShippedConfigIsTheDefaults(t *testing.T) {
 	want := Default()
 	if c.ResctrlRoot != want.ResctrlRoot || c.StateDir != want.StateDir || c.SnapshotDir != want.SnapshotDir ||
 		c.Retention != want.Retention || c.Annotations != want.Annotations || c.Log != want.Log ||
-		c.FailurePolicy != want.FailurePolicy || c.SnapshotMaxAge != want.SnapshotMaxAge || c.SnapshotMaxCount != want.SnapshotMaxCount ||
+		c.FailurePolicy != want.FailurePolicy || c.HookBudget != want.HookBudget || c.SnapshotMaxAge != want.SnapshotMaxAge || c.SnapshotMaxCount != want.SnapshotMaxCount ||
 		!slices.Equal(c.RuntimeRoots, want.RuntimeRoots) || c.Granularity != want.Granularity || c.NoPod != want.NoPod {
 		t.Errorf("install/config.yaml = %+v, defaults are %+v", c, want)
 	}

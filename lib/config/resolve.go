@@ -38,5 +38,8 @@ func FlagUsage(key string) string {
 	return "overrides the config key " + key + " (env " + EnvName(key) + ")"
 }
 
-// ConfigFlagUsage is the help text of --config.
-const ConfigFlagUsage = "config file (default " + DefaultPath + " if it exists)"
+// ConfigFlagUsage is the help text of --config. A function, not a constant: DefaultPath is
+// set at link time.
+func ConfigFlagUsage() string {
+	return "config file (default " + DefaultPath + " if it exists)"
+}

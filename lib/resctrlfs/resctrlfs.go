@@ -5,6 +5,7 @@ package resctrlfs
 import (
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -14,6 +15,12 @@ import (
 
 // ErrNotResctrl is wrapped by Check's errors when the path is not a usable resctrl mount.
 var ErrNotResctrl = errors.New("not a resctrl mount")
+
+// ErrNotMounted (which wraps ErrNotResctrl) is wrapped when there is no resctrl at the path at
+// all: no such directory, or another filesystem. On a host without RDT, or before resctrl is
+// mounted, that is a state a periodic job can skip, where a symlink or a resctrl without
+// monitoring is a fault to report.
+var ErrNotMounted = fmt.Errorf("%w: resctrl not mounted there", ErrNotResctrl)
 
 // SimulatorFiles is how the project's resctrl simulator (test/resctrlsim), which hosts
 // without RDT hardware use in resctrl's place, signs its statfs: a FUSE mount whose f_files is
@@ -29,6 +36,9 @@ func Check(root string) error {
 		return fmt.Errorf("resctrl root %q: %w: not an absolute path", root, ErrNotResctrl)
 	}
 	fi, err := os.Lstat(root)
+	if errors.Is(err, fs.ErrNotExist) {
+		return fmt.Errorf("resctrl root %s: %w: %w", root, ErrNotMounted, err)
+	}
 	if err != nil {
 		return fmt.Errorf("resctrl root %s: %w: %w", root, ErrNotResctrl, err)
 	}
@@ -41,7 +51,7 @@ func Check(root string) error {
 	}
 	simulator := st.Type == unix.FUSE_SUPER_MAGIC && st.Files == SimulatorFiles
 	if st.Type != unix.RDTGROUP_SUPER_MAGIC && !simulator {
-		return fmt.Errorf("resctrl root %s: %w (filesystem magic %#x; mount it with: mount -t resctrl resctrl %s)", root, ErrNotResctrl, st.Type, root)
+		return fmt.Errorf("resctrl root %s: %w (filesystem magic %#x; mount it with: mount -t resctrl resctrl %s)", root, ErrNotMounted, st.Type, root)
 	}
 	if _, err := os.Stat(filepath.Join(root, "info", "L3_MON")); err != nil {
 		return fmt.Errorf("resctrl root %s: %w: no monitoring support (info/L3_MON): %w", root, ErrNotResctrl, err)

@@ -24,15 +24,20 @@ func TestCheck(t *testing.T) {
 	if err := os.Symlink(sim.Dir, link); err != nil {
 		t.Fatal(err)
 	}
-	for name, p := range map[string]string{
-		"plain directory": dir,
-		"symlink":         link,
-		"missing":         filepath.Join(dir, "missing"),
-		"relative":        "sys/fs/resctrl",
-		"inside a mount":  filepath.Join(sim.Dir, "info"),
+	// Not mounted (nothing of resctrl's there) is told apart from the faults.
+	for name, tc := range map[string]struct {
+		path       string
+		notMounted bool
+	}{
+		"plain directory": {dir, true},
+		"missing":         {filepath.Join(dir, "missing"), true},
+		"symlink":         {link, false},
+		"relative":        {"sys/fs/resctrl", false},
+		"inside a mount":  {filepath.Join(sim.Dir, "info"), false},
 	} {
-		if err := resctrlfs.Check(p); !errors.Is(err, resctrlfs.ErrNotResctrl) {
-			t.Errorf("%s: %v", name, err)
+		err := resctrlfs.Check(tc.path)
+		if !errors.Is(err, resctrlfs.ErrNotResctrl) || errors.Is(err, resctrlfs.ErrNotMounted) != tc.notMounted {
+			t.Errorf("%s: %v (not mounted: want %v)", name, err, tc.notMounted)
 		}
 	}
 }

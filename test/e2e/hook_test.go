@@ -136,8 +136,8 @@ func TestHookPodman(t *testing.T) {
 	}
 }
 
-// installHookJSON writes the shipped hooks.d JSON as `make install` does, pointing at the
-// test's hook binary; where the installed hook reads /etc/resctrl-mon/config.yaml, the test's
+// installHookJSON writes the shipped hooks.d JSON as `make install` does (with its default
+// HOOK_TIMEOUT), pointing at the test's hook binary; where the installed hook reads /etc/resctrl-mon/config.yaml, the test's
 // passes its own config with --config.
 func installHookJSON(t *testing.T, name, dir, cfgPath string) {
 	t.Helper()
@@ -145,7 +145,10 @@ func installHookJSON(t *testing.T, name, dir, cfgPath string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	text := strings.ReplaceAll(string(b), "@LIBEXECDIR@/resctrl-mon-hook", binaries.hook)
+	text := strings.NewReplacer("@LIBEXECDIR@/resctrl-mon-hook", binaries.hook, "@HOOK_TIMEOUT@", "10", "@HOOK_BUDGET@", "8s").Replace(string(b))
+	if strings.Contains(text, "@") {
+		t.Fatalf("%s: a placeholder make install fills in is left:\n%s", name, text)
+	}
 	text = strings.Replace(text, `"args": ["resctrl-mon-hook", `, `"args": ["resctrl-mon-hook", "--config", "`+cfgPath+`", `, 1)
 	if err := os.WriteFile(filepath.Join(dir, name), []byte(text), 0o644); err != nil {
 		t.Fatal(err)

@@ -2,73 +2,308 @@ package e2e_test
 
 import (
 	"encoding/json"
+	"errors"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	specs "github.com/opencontainers/runtime-spec/specs-go"
 
 	"github.com/resctrl-mon/resctrl-mon/lib/config"
+	"github.com/resctrl-mon/resctrl-mon/test/resctrlsim"
 )
 
-// TestInstall runs `make install` into a scratch prefix and checks what a runtime and systemd
-// will load: the hook first, then one hooks.d JSON per stage pointing at it with a timeout
-// and an environment, units that systemd accepts, and a config with every default. A second
-// install keeps the admin's config; uninstall removes everything else.
-func TestInstall(t *testing.T) {
-	// Not parallel: make writes bin/, which the other make-driven test runs.
-	p := t.TempDir()
-	vars := []string{"PREFIX=" + p, "UNITDIR=" + p + "/units", "HOOKSDIR=" + p + "/hooks.d", "CONFDIR=" + p + "/etc"}
-	make := func(target string) {
-		t.Helper()
-		cmd := exec.Command("make", append([]string{"-C", "../..", target}, vars...)...)
-		if out, err := cmd.CombinedOutput(); err != nil {
-			t.Fatalf("make %s: %v\n%s", target, err, out)
+// The make-driven tests are not parallel: make writes bin/, which the other make-driven test
+// (TestDemo) runs.
+
+// runMake runs `make -C <repo> target vars...` and returns what it printed.
+func runMake(t *testing.T, target string, vars ...string) (string, error) {
+	t.Helper()
+	out, err := exec.Command("make", append([]string{"-C", "../..", target}, vars...)...).CombinedOutput()
+	return string(out), err
+}
+
+func mustMake(t *testing.T, target string, vars ...string) {
+	t.Helper()
+	if out, err := runMake(t, target, vars...); err != nil {
+		t.Fatalf("make %s %s: %v\n%s", target, strings.Join(vars, " "), err, out)
+	}
+}
+
+// filesUnder lists the files under root as absolute paths of the installed system (root
+// taken off), sorted.
+func filesUnder(t *testing.T, root string) []string {
+	t.Helper()
+	var files []string
+	err := filepath.WalkDir(root, func(path string, d os.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if !d.IsDir() {
+			files = append(files, strings.TrimPrefix(path, root))
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	slices.Sort(files)
+	return files
+}
+
+// registration is a hooks.d JSON file (OCI hooks schema 1.0.0).
+type registration struct {
+	Version string     `json:"version"`
+	Hook    specs.Hook `json:"hook"`
+	When    struct {
+		Always *bool `json:"always"`
+	} `json:"when"`
+	Stages []string `json:"stages"`
+}
+
+var stages = []string{"createRuntime", "poststop"}
+
+// readRegistration reads the hooks.d JSON of stage in dir and checks what every runtime needs
+// of it: the hook at hookPath run for that stage, always, with an environment and a timeout.
+func readRegistration(t *testing.T, dir, stage, hookPath string) registration {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join(dir, "resctrl-mon-"+strings.ToLower(stage)+".json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var r registration
+	if err := json.Unmarshal(b, &r); err != nil {
+		t.Fatalf("%s JSON: %v", stage, err)
+	}
+	if r.Version != "1.0.0" || r.Hook.Path != hookPath || r.Hook.Timeout == nil || *r.Hook.Timeout <= 0 || len(r.Hook.Env) == 0 ||
+		r.When.Always == nil || !*r.When.Always || !slices.Equal(r.Stages, []string{stage}) ||
+		len(r.Hook.Args) == 0 || r.Hook.Args[len(r.Hook.Args)-1] != stage {
+		t.Errorf("%s registration: %s", stage, b)
+	}
+	return r
+}
+
+// budget is the --hookBudget the registration passes to the hook.
+func budget(t *testing.T, r registration) time.Duration {
+	t.Helper()
+	i := slices.Index(r.Hook.Args, "--hookBudget")
+	if i < 0 || i+1 >= len(r.Hook.Args) {
+		t.Errorf("%v: the hook is not given --hookBudget", r.Hook.Args)
+		return 0
+	}
+	d, err := time.ParseDuration(r.Hook.Args[i+1])
+	if err != nil {
+		t.Errorf("%v: --hookBudget: %v", r.Hook.Args, err)
+	}
+	return d
+}
+
+// checkBudget checks that the hook ends (its budget) before the runtime kills it (the timeout).
+func checkBudget(t *testing.T, r registration) {
+	t.Helper()
+	if b := budget(t, r); b <= 0 || r.Hook.Timeout == nil || b >= time.Duration(*r.Hook.Timeout)*time.Second {
+		t.Errorf("%v: the hook budget %s is not inside the runtime's timeout of %ds", r.Hook.Args, b, *r.Hook.Timeout)
+	}
+}
+
+// unitLines returns the values of key (ExecStart, Documentation...) in a unit file.
+func unitLines(t *testing.T, unit, key string) []string {
+	t.Helper()
+	b, err := os.ReadFile(unit)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var vals []string
+	for line := range strings.Lines(string(b)) {
+		if v, ok := strings.CutPrefix(strings.TrimSpace(line), key+"="); ok {
+			vals = append(vals, v)
 		}
 	}
-	make("install")
+	return vals
+}
+
+// conditions returns the unit's Condition*= and Assert*= lines, as systemd-analyze condition
+// takes them.
+func conditions(t *testing.T, unit string) []string {
+	t.Helper()
+	b, err := os.ReadFile(unit)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var conds []string
+	for line := range strings.Lines(string(b)) {
+		if line = strings.TrimSpace(line); strings.HasPrefix(line, "Condition") || strings.HasPrefix(line, "Assert") {
+			conds = append(conds, line)
+		}
+	}
+	return conds
+}
+
+// installed is where one install puts each kind of file.
+type installed struct{ bin, libexec, hooks, conf, units, doc string }
+
+func (l installed) files() []string {
+	f := []string{
+		l.bin + "/resctrl-mon",
+		l.libexec + "/resctrl-mon-hook",
+		l.hooks + "/resctrl-mon-createruntime.json",
+		l.hooks + "/resctrl-mon-poststop.json",
+		l.conf + "/config.yaml",
+		l.units + "/resctrl-mon-reconcile.service",
+		l.units + "/resctrl-mon-reconcile.timer",
+		l.doc + "/README.md",
+	}
+	slices.Sort(f)
+	return f
+}
+
+// TestInstallLayout installs into a DESTDIR with each documented way of choosing directories
+// and checks that every file lands where the README says, nothing else is installed (the test
+// simulator is not part of the product), the files name each other by their installed paths,
+// the binaries read the config where it was installed, and uninstall leaves only the config.
+func TestInstallLayout(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		vars []string
+		want installed
+	}{{
+		// The README's `sudo make install`: programs under /usr/local, the config in /etc,
+		// the JSON where CRI-O (1.34 default hooks_dir) and podman look, units where
+		// systemd looks for the administrator's own.
+		name: "default",
+		want: installed{"/usr/local/bin", "/usr/local/libexec/oci/hooks.d", "/usr/share/containers/oci/hooks.d",
+			"/etc/resctrl-mon", "/usr/local/lib/systemd/system", "/usr/local/share/doc/resctrl-mon"},
+	}, {
+		name: "distribution",
+		vars: []string{"PREFIX=/usr"},
+		want: installed{"/usr/bin", "/usr/libexec/oci/hooks.d", "/usr/share/containers/oci/hooks.d",
+			"/etc/resctrl-mon", "/usr/lib/systemd/system", "/usr/share/doc/resctrl-mon"},
+	}, {
+		// Any other prefix keeps everything inside it.
+		name: "own prefix",
+		vars: []string{"PREFIX=/opt/rm"},
+		want: installed{"/opt/rm/bin", "/opt/rm/libexec/oci/hooks.d", "/opt/rm/share/containers/oci/hooks.d",
+			"/opt/rm/etc/resctrl-mon", "/opt/rm/lib/systemd/system", "/opt/rm/share/doc/resctrl-mon"},
+	}, {
+		name: "own prefix, system config",
+		vars: []string{"PREFIX=/opt/rm", "SYSCONFDIR=/etc"},
+		want: installed{"/opt/rm/bin", "/opt/rm/libexec/oci/hooks.d", "/opt/rm/share/containers/oci/hooks.d",
+			"/etc/resctrl-mon", "/opt/rm/lib/systemd/system", "/opt/rm/share/doc/resctrl-mon"},
+	}, {
+		name: "every directory named",
+		vars: []string{"PREFIX=/opt/rm", "BINDIR=/sbin", "LIBEXECDIR=/usr/libexec/rm", "HOOKSDIR=/etc/containers/oci/hooks.d",
+			"CONFDIR=/etc/rm", "UNITDIR=/etc/systemd/system", "DOCDIR=/usr/share/doc/rm"},
+		want: installed{"/sbin", "/usr/libexec/rm", "/etc/containers/oci/hooks.d", "/etc/rm", "/etc/systemd/system", "/usr/share/doc/rm"},
+	}} {
+		t.Run(tc.name, func(t *testing.T) {
+			d := t.TempDir()
+			vars := append([]string{"DESTDIR=" + d}, tc.vars...)
+			mustMake(t, "install", vars...)
+			if got := filesUnder(t, d); !slices.Equal(got, tc.want.files()) {
+				t.Fatalf("make install %s installed\n  %s\nwant\n  %s", strings.Join(tc.vars, " "),
+					strings.Join(got, "\n  "), strings.Join(tc.want.files(), "\n  "))
+			}
+			for _, stage := range stages {
+				checkBudget(t, readRegistration(t, d+tc.want.hooks, stage, tc.want.libexec+"/resctrl-mon-hook"))
+			}
+			service := d + tc.want.units + "/resctrl-mon-reconcile.service"
+			if got := unitLines(t, service, "ExecStart"); len(got) != 1 || !strings.HasPrefix(got[0], tc.want.bin+"/resctrl-mon reconcile") {
+				t.Errorf("ExecStart=%q, want %s/resctrl-mon reconcile", got, tc.want.bin)
+			}
+			if got := unitLines(t, service, "Documentation"); !slices.Equal(got, []string{"file://" + tc.want.doc + "/README.md"}) {
+				t.Errorf("Documentation=%q, want the installed README", got)
+			}
+			// Both binaries look for the config where it was installed (their --help says
+			// where), not where a default build would.
+			conf := tc.want.conf + "/config.yaml"
+			for _, bin := range []string{d + tc.want.bin + "/resctrl-mon", d + tc.want.libexec + "/resctrl-mon-hook"} {
+				out, _ := exec.Command(bin, "--help").CombinedOutput()
+				if !strings.Contains(string(out), "(default "+conf+" if it exists)") {
+					t.Errorf("%s --help does not name %s as the default config:\n%s", bin, conf, out)
+				}
+			}
+			mustMake(t, "uninstall", vars...)
+			if got := filesUnder(t, d); !slices.Equal(got, []string{conf}) {
+				t.Errorf("after uninstall: %v, want only the config", got)
+			}
+		})
+	}
+}
+
+// TestInstallHookTimeout: HOOK_TIMEOUT sets the JSON's timeout, and the hook's budget is two
+// seconds less; a timeout that leaves no budget is refused before anything is installed.
+func TestInstallHookTimeout(t *testing.T) {
+	d := t.TempDir()
+	hooksDir := d + "/usr/share/containers/oci/hooks.d"
+	mustMake(t, "install", "DESTDIR="+d, "HOOK_TIMEOUT=5")
+	for _, stage := range stages {
+		r := readRegistration(t, hooksDir, stage, "/usr/local/libexec/oci/hooks.d/resctrl-mon-hook")
+		if *r.Hook.Timeout != 5 || budget(t, r) != 3*time.Second {
+			t.Errorf("HOOK_TIMEOUT=5: %s timeout %d, budget %s; want 5 and 3s", stage, *r.Hook.Timeout, budget(t, r))
+		}
+	}
+	mustMake(t, "uninstall", "DESTDIR="+d)
+	for _, bad := range []string{"2", "ten", "", "4000"} {
+		d := t.TempDir()
+		out, err := runMake(t, "install", "DESTDIR="+d, "HOOK_TIMEOUT="+bad)
+		if err == nil || !strings.Contains(out, "HOOK_TIMEOUT") {
+			t.Errorf("HOOK_TIMEOUT=%q: make install: %v, want a refusal naming HOOK_TIMEOUT:\n%s", bad, err, out)
+		}
+		if files := filesUnder(t, d); len(files) != 0 {
+			t.Errorf("HOOK_TIMEOUT=%q: installed %v anyway", bad, files)
+		}
+	}
+}
+
+// TestInstall runs `make install PREFIX=<scratch>` for real and runs what a runtime and systemd
+// will run: the hook exactly as its hooks.d JSON says, reading the installed config without
+// being told where it is, and the reconcile unit, which must follow the config's resctrlRoot.
+// A second install keeps the admin's config; uninstall removes everything else.
+func TestInstall(t *testing.T) {
+	p := t.TempDir()
+	vars := []string{"PREFIX=" + p}
+	// Into a scratch DESTDIR first: an install that writes outside PREFIX must not reach this
+	// host's /etc.
+	d := t.TempDir()
+	mustMake(t, "install", append(vars, "DESTDIR="+d)...)
+	if outside := slices.DeleteFunc(filesUnder(t, d), func(f string) bool { return strings.HasPrefix(f, p+"/") }); len(outside) > 0 {
+		t.Fatalf("make install PREFIX=%s writes outside PREFIX: %v", p, outside)
+	}
+	mustMake(t, "install", vars...)
+
 	hook := filepath.Join(p, "libexec/oci/hooks.d/resctrl-mon-hook")
-	for _, f := range []string{hook, filepath.Join(p, "bin/resctrl-mon")} {
+	cli := filepath.Join(p, "bin/resctrl-mon")
+	for _, f := range []string{hook, cli} {
 		if fi, err := os.Stat(f); err != nil || fi.Mode()&0o111 == 0 {
 			t.Errorf("%s: %v", f, err)
 		}
 	}
-	for _, stage := range []string{"createRuntime", "poststop"} {
-		b, err := os.ReadFile(filepath.Join(p, "hooks.d", "resctrl-mon-"+strings.ToLower(stage)+".json"))
-		if err != nil {
-			t.Fatal(err)
-		}
-		var h struct {
-			Version string     `json:"version"`
-			Hook    specs.Hook `json:"hook"`
-			When    struct {
-				Always *bool `json:"always"`
-			} `json:"when"`
-			Stages []string `json:"stages"`
-		}
-		if err := json.Unmarshal(b, &h); err != nil {
-			t.Fatalf("%s JSON: %v", stage, err)
-		}
-		if h.Version != "1.0.0" || h.Hook.Path != hook || h.Hook.Timeout == nil || len(h.Hook.Env) == 0 ||
-			h.When.Always == nil || !*h.When.Always || !slices.Equal(h.Stages, []string{stage}) || h.Hook.Args[len(h.Hook.Args)-1] != stage {
-			t.Errorf("%s registration: %+v", stage, h)
-		}
+	regs := map[string]registration{}
+	for _, stage := range stages {
+		regs[stage] = readRegistration(t, filepath.Join(p, "share/containers/oci/hooks.d"), stage, hook)
+		checkBudget(t, regs[stage])
 	}
+	units := []string{filepath.Join(p, "lib/systemd/system/resctrl-mon-reconcile.service"), filepath.Join(p, "lib/systemd/system/resctrl-mon-reconcile.timer")}
 	if path, err := exec.LookPath("systemd-analyze"); err == nil {
-		units := []string{filepath.Join(p, "units/resctrl-mon-reconcile.service"), filepath.Join(p, "units/resctrl-mon-reconcile.timer")}
 		if out, err := exec.Command(path, append([]string{"verify"}, units...)...).CombinedOutput(); err != nil {
 			t.Errorf("systemd-analyze verify: %v\n%s", err, out)
-		}
-		if b, _ := os.ReadFile(units[0]); !strings.Contains(string(b), "ExecStart="+p+"/bin/resctrl-mon reconcile") {
-			t.Errorf("the service does not run the installed reconcile:\n%s", b)
 		}
 	} else if os.Getenv("RESCTRLSIM_REQUIRE") == "1" {
 		t.Errorf("systemd-analyze is missing: %v", err)
 	}
-	cfgPath := filepath.Join(p, "etc/config.yaml")
+	execStart := unitLines(t, units[0], "ExecStart")
+	if len(execStart) != 1 || !strings.HasPrefix(execStart[0], cli+" reconcile") {
+		t.Fatalf("the service does not run the installed reconcile: ExecStart=%q", execStart)
+	}
+	if b, _ := os.ReadFile(units[0]); strings.Contains(string(b), "/sys/fs/resctrl") {
+		t.Errorf("the service names /sys/fs/resctrl: where resctrl is is the config's resctrlRoot\n%s", b)
+	}
+
+	cfgPath := filepath.Join(p, "etc/resctrl-mon/config.yaml")
 	f, err := os.Open(cfgPath)
 	if err != nil {
 		t.Fatal(err)
@@ -77,22 +312,82 @@ func TestInstall(t *testing.T) {
 		t.Errorf("installed config: %v", err)
 	}
 	_ = f.Close()
+	// From here on the config is the admin's: the binaries must find it where it was installed.
+	scratch := t.TempDir() // what the binaries write, apart from the install
+	hookLog := filepath.Join(scratch, "hook.log")
+	setConfig := func(root string) {
+		t.Helper()
+		cfg := "resctrlRoot: " + root + "\nstateDir: " + scratch + "/state\nsnapshotDir: \"\"\nlog: file:" + hookLog + "\nruntimeRoots: [" + scratch + "/runc]\n"
+		if err := os.WriteFile(cfgPath, []byte(cfg), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+
+	t.Run("hook as registered", func(t *testing.T) {
+		setConfig(filepath.Join(scratch, "no-resctrl"))
+		r := regs["createRuntime"]
+		// No state on stdin: the hook must accept its arguments (a usage error exits 2), read
+		// the installed config (its log: file), and fail open.
+		cmd := exec.Command(r.Hook.Path, r.Hook.Args[1:]...)
+		cmd.Env = r.Hook.Env
+		out, err := cmd.CombinedOutput()
+		if err != nil {
+			t.Errorf("%s %v: %v\n%s", r.Hook.Path, r.Hook.Args[1:], err, out)
+		}
+		if b, err := os.ReadFile(hookLog); err != nil || !strings.Contains(string(b), "stage=createRuntime") {
+			t.Errorf("the hook did not log to the installed config's log: %v\n%s", err, b)
+		}
+	})
+
+	// The unit runs exactly its ExecStart, in systemd's bare environment.
+	runUnit := func(t *testing.T) (string, error) {
+		t.Helper()
+		args := strings.Fields(execStart[0])
+		cmd := exec.Command(args[0], args[1:]...)
+		cmd.Env = []string{"PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"}
+		out, err := cmd.CombinedOutput()
+		return string(out), err
+	}
+	t.Run("unit, resctrl not mounted", func(t *testing.T) {
+		root := filepath.Join(scratch, "no-resctrl")
+		if err := os.MkdirAll(root, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		setConfig(root)
+		out, err := runUnit(t)
+		if err != nil || !strings.Contains(out, "resctrl not mounted at "+root) {
+			t.Errorf("the unit without resctrl at the config's root: %v, want success saying so:\n%s", err, out)
+		}
+		// By hand, the same is an error: the operator asked for a reconcile.
+		out2, err := exec.Command(cli, "reconcile").CombinedOutput()
+		var ee *exec.ExitError
+		if !errors.As(err, &ee) || !strings.Contains(string(out2), root) {
+			t.Errorf("resctrl-mon reconcile without resctrl: %v, want an error naming %s:\n%s", err, root, out2)
+		}
+	})
+	t.Run("unit, resctrl mounted where the config says", func(t *testing.T) {
+		sim := resctrlsim.MountT(t, resctrlsim.Options{})
+		setConfig(sim.Dir)
+		// Whatever conditions the unit has must hold now.
+		if conds := conditions(t, units[0]); len(conds) > 0 {
+			if out, err := exec.Command("systemd-analyze", append([]string{"condition"}, conds...)...).CombinedOutput(); err != nil {
+				t.Errorf("with resctrl mounted at the config's %s, the unit is skipped: %v\n%s", sim.Dir, err, out)
+			}
+		}
+		if out, err := runUnit(t); err != nil || !strings.Contains(out, "live containers") {
+			t.Errorf("the unit with resctrl at %s: %v\n%s", sim.Dir, err, out)
+		}
+	})
+
 	if err := os.WriteFile(cfgPath, []byte("retention: 1m\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	make("install")
+	mustMake(t, "install", vars...)
 	if b, _ := os.ReadFile(cfgPath); string(b) != "retention: 1m\n" {
 		t.Errorf("a second install replaced the admin's config")
 	}
-	make("uninstall")
-	var left []string
-	_ = filepath.Walk(p, func(path string, fi os.FileInfo, err error) error {
-		if err == nil && !fi.IsDir() {
-			left = append(left, strings.TrimPrefix(path, p))
-		}
-		return nil
-	})
-	if !slices.Equal(left, []string{"/etc/config.yaml"}) {
+	mustMake(t, "uninstall", vars...)
+	if left := filesUnder(t, p); !slices.Equal(left, []string{"/etc/resctrl-mon/config.yaml"}) {
 		t.Errorf("after uninstall: %v, want only the config", left)
 	}
 }

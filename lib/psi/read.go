@@ -1,0 +1,111 @@
+package psi
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+
+	"golang.org/x/sys/unix"
+)
+
+// Reason says why a pressure file could not be read. The values are metric label values.
+type Reason string
+
+const (
+	// ReasonGone: the cgroup directory is gone (its container ended).
+	ReasonGone Reason = "gone"
+	// ReasonMissing: the directory is there but the file is not: PSI is off for this cgroup
+	// (cgroup.pressure set to 0) or the kernel has none.
+	ReasonMissing Reason = "missing"
+	// ReasonUnsupported: EOPNOTSUPP, PSI compiled in but disabled (booted with psi=0).
+	ReasonUnsupported Reason = "unsupported"
+	// ReasonPermission: EACCES or EPERM, e.g. another container's root without ptrace access.
+	ReasonPermission Reason = "permission"
+	// ReasonFormat: the content is not a pressure file.
+	ReasonFormat Reason = "format"
+	// ReasonIO: any other error.
+	ReasonIO Reason = "io"
+)
+
+// Reasons lists every Reason.
+func Reasons() []Reason {
+	return []Reason{ReasonGone, ReasonMissing, ReasonUnsupported, ReasonPermission, ReasonFormat, ReasonIO}
+}
+
+// ReadError is a pressure file that could not be read.
+type ReadError struct {
+	Path   string
+	Reason Reason
+	Err    error
+}
+
+func (e *ReadError) Error() string { return fmt.Sprintf("read %s (%s): %v", e.Path, e.Reason, e.Err) }
+func (e *ReadError) Unwrap() error { return e.Err }
+
+// ReasonOf returns the reason of a ReadError in err's chain, ReasonIO for any other error.
+func ReasonOf(err error) Reason {
+	if re, ok := errors.AsType[*ReadError](err); ok {
+		return re.Reason
+	}
+	return ReasonIO
+}
+
+// Read reads the pressure file of resource r in the cgroup directory dir. Errors are
+// *ReadError.
+func Read(dir string, r Resource) (Pressure, error) {
+	path := filepath.Join(dir, r.File())
+	f, err := os.Open(path)
+	if err != nil {
+		return Pressure{}, &ReadError{Path: path, Reason: reasonOfOpen(dir, err), Err: err}
+	}
+	defer f.Close()
+	p, err := Parse(f)
+	if err != nil {
+		reason := ReasonFormat
+		if !errors.Is(err, ErrFormat) {
+			reason = reasonOfOpen(dir, err)
+		}
+		return Pressure{}, &ReadError{Path: path, Reason: reason, Err: err}
+	}
+	return p, nil
+}
+
+// reasonOfOpen classifies an error from opening or reading a pressure file in dir.
+// EOPNOTSUPP comes at read(2), not open(2), when PSI is disabled at boot.
+func reasonOfOpen(dir string, err error) Reason {
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		if _, serr := os.Stat(dir); errors.Is(serr, fs.ErrNotExist) {
+			return ReasonGone
+		}
+		return ReasonMissing
+	case errors.Is(err, unix.EOPNOTSUPP):
+		return ReasonUnsupported
+	case errors.Is(err, fs.ErrPermission):
+		return ReasonPermission
+	case errors.Is(err, unix.ENODEV):
+		// A read from a removed cgroup's file that was open before the rmdir.
+		return ReasonGone
+	}
+	return ReasonIO
+}
+
+// ErrNoPSI: the kernel keeps no pressure information.
+var ErrNoPSI = errors.New("this kernel keeps no pressure stall information (built without CONFIG_PSI, or booted with psi=0)")
+
+// Available tells whether the kernel keeps pressure information at all, from the
+// system-wide <proc>/pressure/cpu: the kernel creates it only when PSI is on, and older
+// kernels answer EOPNOTSUPP when it was disabled at boot. Call it once, at start, and say
+// so once: every read of every cgroup would fail the same way.
+func (h Host) Available() error {
+	_, err := os.ReadFile(h.proc("pressure", "cpu"))
+	switch {
+	case err == nil:
+		return nil
+	case errors.Is(err, fs.ErrNotExist), errors.Is(err, unix.EOPNOTSUPP):
+		return fmt.Errorf("%w: %w", ErrNoPSI, err)
+	}
+	return fmt.Errorf("pressure stall information: %w", err)
+}

@@ -1,0 +1,179 @@
+package psi
+
+import (
+	"bufio"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+// A real cgroup's totals rise while its tasks wait for CPU: more busy loops than CPUs.
+func TestReadRises(t *testing.T) {
+	t.Parallel()
+	cg := newCgroup(t)
+	before := map[Resource]Pressure{}
+	for _, r := range Resources() {
+		p, err := Read(cg, r)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !p.Some.Present {
+			t.Errorf("%s: no some line in a new cgroup: %+v", r, p)
+		}
+		before[r] = p
+	}
+	t.Logf("new cgroup: cpu %q", Format(before[CPU]))
+	burn(t, cg, 2*runtime.NumCPU()+1)
+	var now Pressure
+	err := poll(20*time.Second, func() error {
+		var err error
+		if now, err = Read(cg, CPU); err != nil {
+			return err
+		}
+		if now.Some.Total <= before[CPU].Some.Total {
+			return fmt.Errorf("cpu some total still %d", now.Some.Total)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("busy cgroup: cpu %q", Format(now))
+}
+
+func TestReadReasons(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	write(t, filepath.Join(dir, "cpu.pressure"), "garbage\n")
+	for _, tc := range []struct {
+		name string
+		dir  string
+		want Reason
+	}{
+		{"directory gone", filepath.Join(dir, "gone"), ReasonGone},
+		{"file missing", dir, ReasonMissing},
+		{"garbage", dir, ReasonFormat},
+	} {
+		r := Memory
+		if tc.want == ReasonFormat {
+			r = CPU
+		}
+		_, err := Read(tc.dir, r)
+		var re *ReadError
+		if !errors.As(err, &re) || re.Reason != tc.want || ReasonOf(err) != tc.want {
+			t.Errorf("%s: %v, want reason %s", tc.name, err, tc.want)
+		}
+	}
+	// What cannot be made to happen here: PSI disabled at boot, and a denied open (root
+	// passes every mode check).
+	for errno, want := range map[error]Reason{unix.EOPNOTSUPP: ReasonUnsupported, unix.EACCES: ReasonPermission,
+		unix.EPERM: ReasonPermission, unix.ENODEV: ReasonGone, unix.EIO: ReasonIO} {
+		if got := reasonOfOpen(dir, &fs.PathError{Op: "read", Path: "x", Err: errno}); got != want {
+			t.Errorf("%v: reason %s, want %s", errno, got, want)
+		}
+	}
+	if got := ReasonOf(errors.New("other")); got != ReasonIO {
+		t.Errorf("ReasonOf(other) = %s", got)
+	}
+}
+
+// cgroup.pressure (Linux 6.1) turns PSI off for one cgroup: its pressure files go away.
+func TestReadPSIOff(t *testing.T) {
+	t.Parallel()
+	cg := newCgroup(t)
+	ctl := filepath.Join(cg, "cgroup.pressure")
+	if _, err := os.Stat(ctl); err != nil {
+		t.Skipf("no per-cgroup PSI switch on this kernel: %v", err)
+	}
+	if err := os.WriteFile(ctl, []byte("0"), 0); err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range Resources() {
+		if _, err := Read(cg, r); ReasonOf(err) != ReasonMissing {
+			t.Errorf("%s with PSI off: %v, want reason %s", r, err, ReasonMissing)
+		}
+	}
+}
+
+func TestAvailable(t *testing.T) {
+	t.Parallel()
+	if err := (Host{Proc: t.TempDir()}).Available(); !errors.Is(err, ErrNoPSI) {
+		t.Errorf("no pressure directory: %v", err)
+	}
+	if _, err := os.Stat("/proc/pressure/cpu"); err == nil {
+		if err := (Host{}).Available(); err != nil {
+			t.Errorf("this host: %v", err)
+		}
+	}
+}
+
+// A process in a cgroup namespace of its own, with its own cgroup2 mount, as a container
+// on a pure cgroup v2 host is: through its mount we reach the same directory as through ours.
+func TestDirThroughCgroupNamespace(t *testing.T) {
+	t.Parallel()
+	cg := newCgroup(t)
+	unshare, err := exec.LookPath("unshare")
+	if err != nil {
+		skipOrFail(t, "no unshare: %v", err)
+	}
+	// Into the cgroup first, so the new cgroup namespace is rooted there; a private mount
+	// namespace for the cgroup2 mount, which then shows the namespace's root.
+	script := fmt.Sprintf(`echo $$ > %s/cgroup.procs || exit 1
+exec %s --cgroup --mount --propagation private -- sh -c 'mount -t cgroup2 cgroup2 /sys/fs/cgroup && echo ready && exec sleep 1000'`, cg, unshare)
+	cmd := exec.Command("sh", "-c", script)
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd.Stderr = os.Stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+		_ = cmd.Wait()
+	})
+	if line, err := bufio.NewReader(out).ReadString('\n'); strings.TrimSpace(line) != "ready" {
+		t.Fatalf("namespaced process did not start: %q, %v", line, err)
+	}
+	pid := cmd.Process.Pid
+	h := Host{}
+	cgPath, err := h.CgroupOf(pid)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ours, err := h.Dir(cgPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	theirs, err := h.dirThrough(pid, cgPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if theirs != filepath.Join("/proc", fmt.Sprint(pid), "root", "sys", "fs", "cgroup") {
+		t.Errorf("through its mount: %s", theirs)
+	}
+	a, err1 := os.Stat(ours)
+	b, err2 := os.Stat(theirs)
+	if err := errors.Join(err1, err2); err != nil || !os.SameFile(a, b) {
+		t.Errorf("%s and %s are not the same directory (%v)", ours, theirs, err)
+	}
+	procs, err := os.ReadFile(filepath.Join(theirs, "cgroup.procs"))
+	if err != nil || !containsLine(string(procs), fmt.Sprint(pid)) {
+		t.Errorf("cgroup.procs through its mount: %q, %v; want %d", procs, err, pid)
+	}
+	if _, err := Read(theirs, CPU); err != nil {
+		t.Error(err)
+	}
+}

@@ -5,6 +5,7 @@ go 1.26.0
 require (
 	github.com/hanwen/go-fuse/v2 v2.12.1
 	github.com/intel/goresctrl v0.14.0
+	github.com/moby/sys/mountinfo v0.7.2
 	github.com/opencontainers/runc v1.5.3
 	github.com/opencontainers/runtime-spec v1.3.0
 	github.com/prometheus/client_golang v1.24.1
@@ -26,7 +27,6 @@ require (
 	github.com/godbus/dbus/v5 v5.2.2 // indirect
 	github.com/kylelemons/godebug v1.1.0 // indirect
 	github.com/moby/sys/capability v0.5.0 // indirect
-	github.com/moby/sys/mountinfo v0.7.2 // indirect
 	github.com/moby/sys/user v0.4.0 // indirect
 	github.com/moby/sys/userns v0.2.1 // indirect
 	github.com/mrunalp/fileutils v0.5.1 // indirect

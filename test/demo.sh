@@ -94,5 +94,6 @@ for c in app sidecar; do "${runc[@]}" delete -f "$c" >/dev/null; done
 echo "== deleted both containers: group $( [ -e "$group" ] && echo 'still there' || echo 'removed' ), snapshots:"
 ls "$work/snapshots" | sed 's/^/   /'
 echo "== the .end snapshot:"
-jq -c '.readings[] | {domain, name, value, kind, unit}' "$work/snapshots/$pod.end" | sed 's/^/   /'
+# <pod>.<life>.end: the pod had one life here.
+jq -c '.readings[] | {domain, name, value, kind, unit}' "$work/snapshots/$pod".*.end | sed 's/^/   /'
 [ "$missing" -eq 0 ]

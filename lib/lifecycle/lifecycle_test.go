@@ -146,8 +146,13 @@ func TestPodLifetime(t *testing.T) {
 	if o := e.stop("c2", crio(podA, sbA)); o.Action != "removed" || e.exists(group) {
 		t.Errorf("after the last container: %+v, group exists %v", o, e.exists(group))
 	}
-	for _, kind := range []string{"begin", "end"} {
-		s, err := snapshot.ReadFile(filepath.Join(e.cfg.SnapshotDir, podA+"."+kind))
+	lives := lifeSnapshots(t, e.cfg.SnapshotDir, podA)
+	if len(lives) != 2 || lives[0].Kind != snapshot.Begin || lives[1].Kind != snapshot.End || !lives[0].Life.Equal(lives[1].Life) {
+		t.Fatalf("snapshots %v, want one life's .begin and .end", lives)
+	}
+	for _, n := range lives {
+		kind := string(n.Kind)
+		s, err := snapshot.ReadFile(filepath.Join(e.cfg.SnapshotDir, n.String()))
 		if err != nil {
 			t.Fatalf("%s snapshot: %v", kind, err)
 		}
@@ -214,9 +219,23 @@ func TestRetention(t *testing.T) {
 	if got := e.sim.RMID(group); got == rmid || got < 1 {
 		t.Errorf("after the window: RMID %d, want a new one (not %d)", got, rmid)
 	}
-	if _, err := os.Stat(filepath.Join(e.cfg.SnapshotDir, podA+".end")); err != nil {
-		t.Errorf("the expired group's end snapshot: %v", err)
+	// Two lives of one group, each with its own snapshots: the first one's pair, the second
+	// one's .begin.
+	lives := lifeSnapshots(t, e.cfg.SnapshotDir, podA)
+	if len(lives) != 3 || lives[0].Kind != snapshot.Begin || lives[1].Kind != snapshot.End || lives[2].Kind != snapshot.Begin ||
+		!lives[0].Life.Equal(lives[1].Life) || !lives[2].Life.After(lives[1].Life) {
+		t.Errorf("snapshots %v, want the expired life's .begin and .end and the new life's .begin", lives)
 	}
+}
+
+// lifeSnapshots lists group's snapshot files, by life.
+func lifeSnapshots(t *testing.T, dir, group string) []snapshot.Name {
+	t.Helper()
+	all, err := snapshot.List(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return slices.DeleteFunc(all, func(n snapshot.Name) bool { return n.Group != group })
 }
 
 // Sweep removes groups idle past the window, and only those.

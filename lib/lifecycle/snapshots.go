@@ -20,7 +20,7 @@ func (m *Manager) writeSnapshot(rec state.Record, kind snapshot.Kind) {
 	if err != nil {
 		m.recordFailure(FailSnapshot, rec.Path, podOf(rec), err)
 	}
-	s := snapshot.Snapshot{Kind: kind, Time: m.now().UTC(), Group: rec.Group, Path: rec.Path, Class: rec.Class}
+	s := snapshot.Snapshot{Kind: kind, Time: m.now().UTC(), Group: rec.Group, Life: rec.Created, Path: rec.Path, Class: rec.Class}
 	if rec.PodUID != "" || rec.PodName != "" {
 		s.Pod = &snapshot.Pod{UID: rec.PodUID, Namespace: rec.Namespace, Name: rec.PodName}
 	}
@@ -44,6 +44,19 @@ func (m *Manager) pruneSnapshots() error {
 	if m.cfg.SnapshotDir == "" {
 		return nil
 	}
-	_, err := snapshot.Prune(m.cfg.SnapshotDir, time.Duration(m.cfg.SnapshotMaxAge), m.cfg.SnapshotMaxCount, m.now())
+	_, err := snapshot.Prune(m.cfg.SnapshotDir, snapshot.PrunePolicy{MaxAge: time.Duration(m.cfg.SnapshotMaxAge),
+		MaxCount: m.cfg.SnapshotMaxCount, Now: m.now(), Live: m.snapshotLifeLive})
 	return err
+}
+
+// snapshotLifeLive tells Prune whether a lone .begin's life is still going on: the group is
+// ours and its record is of that life. A version 1 .begin (zero life, written before lives
+// were told apart) is kept while its group is ours, since it may be the live one's. A record
+// that cannot be read keeps the .begin: pruning is never worth losing a live life's start.
+func (m *Manager) snapshotLifeLive(group string, life time.Time) bool {
+	rec, owned, err := m.store.Load(group)
+	if err != nil {
+		return true
+	}
+	return owned && (life.IsZero() || rec.Created.Equal(life))
 }

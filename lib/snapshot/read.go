@@ -12,10 +12,11 @@ import (
 
 // Read parses one snapshot file. It is a parser of outside input: size-limited (1 MiB:
 // bigger is an error naming the size), unknown fields allowed (forward compatibility), but
-// version must be 1, kind begin/end, group a valid name matching the file name when read via
-// ReadFile; clear errors naming what was wrong, never a panic.
+// version must be 2 (with a life) or 1 (written before lives were told apart: Life is zero),
+// kind begin/end, group a valid name matching the file name when read via ReadFile; clear
+// errors naming what was wrong, never a panic.
 //
-// Time is returned in UTC, Readings is never nil, and an empty Unavailable is nil.
+// Time and Life are returned in UTC, Readings is never nil, and an empty Unavailable is nil.
 func Read(r io.Reader) (Snapshot, error) {
 	s, err := decode(r)
 	if err != nil {
@@ -24,8 +25,9 @@ func Read(r io.Reader) (Snapshot, error) {
 	return s, nil
 }
 
-// ReadFile reads the snapshot at path and checks that its name is <group>.<kind> of its
-// content, so a file renamed by hand is not taken for another group's.
+// ReadFile reads the snapshot at path and checks that its name is the one Write gives its
+// content (FileName: <group>.<life stamp>.<kind>; <group>.<kind> for version 1), so a file
+// renamed by hand is not taken for another group's or another life's.
 func ReadFile(path string) (Snapshot, error) {
 	s, err := readFile(path)
 	if err != nil {
@@ -56,8 +58,8 @@ func readFile(path string) (Snapshot, error) {
 	if err != nil {
 		return Snapshot{}, err
 	}
-	if want, got := fileName(s.Group, s.Kind), filepath.Base(path); got != want {
-		return Snapshot{}, fmt.Errorf("file name %q does not match its group %q and kind %q (want %q)",
+	if want, got := FileName(s.Group, s.Life, s.Kind), filepath.Base(path); got != want {
+		return Snapshot{}, fmt.Errorf("file name %q does not match its group %q, life and kind %q (want %q)",
 			clip(got), clip(s.Group), s.Kind, clip(want))
 	}
 	return s, nil
@@ -81,11 +83,22 @@ func decode(r io.Reader) (Snapshot, error) {
 	if trimmed[0] != '{' {
 		return Snapshot{}, fmt.Errorf("not a JSON object (starts with %q)", clip(string(trimmed[:min(len(trimmed), 20)])))
 	}
-	var s Snapshot
-	if err := json.Unmarshal(data, &s); err != nil {
+	// life is decoded apart: version 1 did not define it, so in a version 1 file it is an
+	// unknown field, ignored whatever it holds.
+	var w struct {
+		Snapshot
+		Life json.RawMessage `json:"life"` // shadows Snapshot.Life
+	}
+	if err := json.Unmarshal(data, &w); err != nil {
 		return Snapshot{}, fmt.Errorf("invalid JSON: %w", err)
 	}
-	s.Time = s.Time.UTC()
+	s := w.Snapshot
+	if s.Version == version && len(w.Life) > 0 {
+		if err := json.Unmarshal(w.Life, &s.Life); err != nil {
+			return Snapshot{}, fmt.Errorf("life: %w", err)
+		}
+	}
+	s.Time, s.Life = s.Time.UTC(), s.Life.UTC()
 	if s.Readings == nil {
 		s.Readings = []Reading{}
 	}

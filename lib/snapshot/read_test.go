@@ -10,13 +10,19 @@ import (
 	"strings"
 	"testing"
 	"testing/iotest"
+	"time"
 )
 
-const valid = `{"version":1,"kind":"end","time":"2025-06-01T12:34:56.123456789Z","group":"` + uid + `","path":"mon_groups/` + uid + `","readings":[]}`
+const (
+	valid = `{"version":2,"kind":"end","time":"2025-06-01T12:34:56.123456789Z","group":"` + uid +
+		`","life":"2025-06-01T11:00:00.987654321Z","path":"mon_groups/` + uid + `","readings":[]}`
+	// validV1 is what version 1 wrote: no life.
+	validV1 = `{"version":1,"kind":"end","time":"2025-06-01T12:34:56.123456789Z","group":"` + uid + `","path":"mon_groups/` + uid + `","readings":[]}`
+)
 
 func TestReadBad(t *testing.T) {
 	t.Parallel()
-	big := `{"version":1,"kind":"end","time":"2025-06-01T12:34:56Z","group":"g","path":"mon_groups/g","readings":[],"pad":"` +
+	big := `{"version":2,"kind":"end","time":"2025-06-01T12:34:56Z","group":"g","life":"2025-06-01T12:00:00Z","path":"mon_groups/g","readings":[],"pad":"` +
 		strings.Repeat("x", 2<<20) + `"}`
 	for name, tc := range map[string]struct{ in, want string }{
 		"empty":             {"", "empty"},
@@ -28,10 +34,15 @@ func TestReadBad(t *testing.T) {
 		"trailing garbage":  {valid + "x", "JSON"},
 		"two objects":       {valid + valid, "JSON"},
 		"2 MiB":             {big, "1048576"},
-		"no version":        {strings.Replace(valid, `"version":1,`, "", 1), "version 0"},
-		"version 2":         {strings.Replace(valid, `"version":1`, `"version":2`, 1), "version 2"},
-		"version string":    {strings.Replace(valid, `"version":1`, `"version":"1"`, 1), "version"},
-		"version fraction":  {strings.Replace(valid, `"version":1`, `"version":1.5`, 1), "version"},
+		"no version":        {strings.Replace(valid, `"version":2,`, "", 1), "version 0"},
+		"version 3":         {strings.Replace(valid, `"version":2`, `"version":3`, 1), "version 3"},
+		"version string":    {strings.Replace(valid, `"version":2`, `"version":"2"`, 1), "version"},
+		"version fraction":  {strings.Replace(valid, `"version":2`, `"version":1.5`, 1), "version"},
+		"v2 without life":   {strings.Replace(valid, `"life":"2025-06-01T11:00:00.987654321Z",`, "", 1), "life missing"},
+		"v2 zero life":      {strings.Replace(valid, `2025-06-01T11:00:00.987654321Z`, `0001-01-01T00:00:00Z`, 1), "life missing"},
+		"v2 life year 0":    {strings.Replace(valid, `2025-06-01T11:00:00.987654321Z`, `0000-12-31T23:00:00Z`, 1), "life"},
+		"v2 bad life":       {strings.Replace(valid, `2025-06-01T11:00:00.987654321Z`, `20250601T110000.987654321Z`, 1), "life"},
+		"v1 bad group":      {strings.Replace(validV1, `"group":"`+uid, `"group":"a/b`, 1), "'/'"},
 		"kind":              {strings.Replace(valid, `"kind":"end"`, `"kind":"middle"`, 1), "kind"},
 		"kind case":         {strings.Replace(valid, `"kind":"end"`, `"kind":"END"`, 1), "kind"},
 		"no kind":           {strings.Replace(valid, `"kind":"end",`, "", 1), "kind"},
@@ -67,7 +78,9 @@ func TestReadBad(t *testing.T) {
 func TestReadLenient(t *testing.T) {
 	t.Parallel()
 	for name, in := range map[string]string{
-		"minimal":        valid,
+		"minimal":   valid,
+		"version 1": validV1,
+		"version 1 with a life it did not define": strings.Replace(validV1, `"readings"`, `"life":"x","readings"`, 1),
 		"unknown fields": strings.Replace(valid, `{`, `{"future":{"a":[1,2]},"x":null,`, 1),
 		"unknown reading kind": strings.Replace(valid, `"readings":[]`,
 			`"readings":[{"domain":"mon_L3_00","name":"mbm_total_bytes","value":1,"kind":"histogram","extra":true}]`, 1),
@@ -90,6 +103,13 @@ func TestReadLenient(t *testing.T) {
 		}
 		if !s.Time.Equal(t0) || s.Time.Location().String() != "UTC" {
 			t.Errorf("%s: time %v, want %v", name, s.Time, t0)
+		}
+		wantLife := life0
+		if s.Version == 1 {
+			wantLife = time.Time{}
+		}
+		if s.Life != wantLife {
+			t.Errorf("%s: version %d, life %v, want %v", name, s.Version, s.Life, wantLife)
 		}
 	}
 }
@@ -117,15 +137,22 @@ func TestReadFile(t *testing.T) {
 		}
 		return path
 	}
-	if _, err := ReadFile(write(uid+".end", valid)); err != nil {
-		t.Errorf("valid file: %v", err)
+	v2 := FileName(uid, life0, End)
+	for file, content := range map[string]string{v2: valid, uid + ".end": validV1} {
+		if _, err := ReadFile(write(file, content)); err != nil {
+			t.Errorf("valid file %s: %v", file, err)
+		}
 	}
 	for name, tc := range map[string]struct{ file, content, want string }{
-		"other group": {"ctr-abc.end", valid, "does not match"},
-		"other kind":  {uid + ".begin", valid, "does not match"},
-		"no suffix":   {uid, valid, "does not match"},
-		"2 MiB":       {"big.end", strings.Repeat(" ", 2<<20) + valid, "2097" /* the real size */},
-		"bad content": {"bad.end", "{", "JSON"},
+		"other group":      {FileName("ctr-abc", life0, End), valid, "does not match"},
+		"other kind":       {FileName(uid, life0, Begin), valid, "does not match"},
+		"other life":       {FileName(uid, life0.Add(1), End), valid, "does not match"},
+		"v2 in a v1 name":  {uid + ".end", valid, "does not match"},
+		"v1 in a v2 name":  {v2, validV1, "does not match"},
+		"v1 of other kind": {uid + ".begin", validV1, "does not match"},
+		"no suffix":        {uid, valid, "does not match"},
+		"2 MiB":            {"big.end", strings.Repeat(" ", 2<<20) + valid, "2097" /* the real size */},
+		"bad content":      {"bad.end", "{", "JSON"},
 	} {
 		path := write(tc.file, tc.content)
 		_, err := ReadFile(path)
@@ -146,11 +173,15 @@ func TestReadFile(t *testing.T) {
 // returns unchanged.
 func FuzzRead(f *testing.F) {
 	f.Add([]byte(valid))
+	f.Add([]byte(validV1))
 	f.Add(docExample(f))
 	f.Add([]byte(""))
 	f.Add([]byte("null"))
 	f.Add([]byte("[]"))
 	f.Add([]byte(`{"version":1}`))
+	f.Add([]byte(`{"version":2}`))
+	f.Add([]byte(strings.Replace(valid, `2025-06-01T11:00:00.987654321Z`, `9999-12-31T23:59:59.999999999Z`, 1)))
+	f.Add([]byte(strings.Replace(validV1, `"readings"`, `"life":"2025-06-01T11:00:00Z","readings"`, 1)))
 	f.Add([]byte(strings.Replace(valid, `"readings":[]`, `"readings":[{"domain":"d","name":"n","value":-0,"kind":"counter"}],"unavailable":["a/b"],"pod":{"uid":"u"}`, 1)))
 	f.Add([]byte(strings.Replace(valid, uid, `\u00e9\ud800`, 1)))
 	f.Add([]byte(strings.Replace(valid, `"version":1`, `"version":1e0`, 1)))
@@ -169,6 +200,13 @@ func FuzzRead(f *testing.F) {
 				return // Read takes kinds Write refuses
 			}
 		}
+		switch {
+		case s.Version == 1 && s.Life.IsZero():
+			// A version 1 snapshot is only read; what a writer of 2 makes of it round-trips.
+			s.Version, s.Life = 2, s.Time
+		case s.Version != 2 || s.Life.IsZero():
+			t.Fatalf("Read returned version %d with life %v", s.Version, s.Life)
+		}
 		out, err := encode(s)
 		if err != nil {
 			t.Fatalf("Read accepted what Write refuses: %v\n%q", err, data)
@@ -180,12 +218,7 @@ func FuzzRead(f *testing.F) {
 		if !reflect.DeepEqual(again, s) {
 			t.Fatalf("round trip changed the snapshot:\n got %+v\nwant %+v", again, s)
 		}
-		if _, _, ok := parseName(fileName(s.Group, s.Kind)); !ok {
-			t.Fatalf("file name of group %q does not parse", s.Group)
-		}
-		if isTemp(fileName(s.Group, s.Kind)) {
-			t.Fatalf("file name of group %q looks like a temp file", s.Group)
-		}
+		checkFileName(t, s.Group, s.Life, s.Kind)
 	})
 }
 

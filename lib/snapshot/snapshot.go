@@ -5,11 +5,9 @@ import (
 	"errors"
 	"fmt"
 	"math"
-	"os"
 	"path/filepath"
 	"strings"
 	"time"
-	"unicode/utf8"
 )
 
 // Kind of a snapshot file.
@@ -38,11 +36,15 @@ type Reading struct {
 
 // Snapshot is the content of one snapshot file.
 type Snapshot struct {
-	Version  int       `json:"version"` // 1
-	Kind     Kind      `json:"kind"`
-	Time     time.Time `json:"time"`  // RFC 3339 with nanoseconds, UTC
-	Group    string    `json:"group"` // directory name
-	Path     string    `json:"path"`  // below the resctrl root: "mon_groups/<uid>" or "<class>/mon_groups/<uid>"
+	Version int       `json:"version"` // 2; Read also returns version 1 files
+	Kind    Kind      `json:"kind"`
+	Time    time.Time `json:"time"`  // RFC 3339 with nanoseconds, UTC
+	Group   string    `json:"group"` // directory name
+	// Life is when this life of the group began: the registry record's creation time. A
+	// group made again under the same name (a pod's sandbox re-created with the same UID)
+	// is another life with its own pair of files. Zero in version 1 files, which had none.
+	Life     time.Time `json:"life"`
+	Path     string    `json:"path"` // below the resctrl root: "mon_groups/<uid>" or "<class>/mon_groups/<uid>"
 	Class    string    `json:"class,omitempty"`
 	Pod      *Pod      `json:"pod,omitempty"`
 	Readings []Reading `json:"readings"` // never null in JSON: [] when there are none
@@ -53,22 +55,26 @@ type Snapshot struct {
 
 // Limits of the format.
 const (
-	version = 1
+	// version is what Write writes; Read also accepts legacyVersion.
+	version       = 2
+	legacyVersion = 1
 	// maxSize bounds what Read accepts. A snapshot of a few hundred counters is tens of KiB;
 	// anything near this is not one of ours.
 	maxSize = 1 << 20
-	// maxGroupLen keeps "." + group + ".begin.tmp-" + 10 digits (the temp file of Write)
-	// under the 255-byte file name limit, with room to spare.
+	// maxGroupLen keeps "." + group + "." + life stamp (26) + ".begin.tmp-" + 10 digits
+	// (the temp file of Write, 249 bytes at most) under the 255-byte file name limit.
 	maxGroupLen = 200
-	// tempInfix marks Write's temp files: "." + group + "." + kind + tempInfix + digits.
+	// tempInfix marks Write's temp files: "." + file name + tempInfix + digits.
 	tempInfix = ".tmp-"
 )
 
-// Write stores s as <dir>/<s.Group>.<s.Kind> atomically: a temp file in the same dir
-// (O_EXCL, 0644), fsync, rename, fsync of the dir. Creates dir (0755) if missing. Sets
-// Version=1 if zero. Errors wrapped with %w naming the path.
+// Write stores s as <dir>/<s.Group>.<s.Life stamp>.<s.Kind> (see FileName) atomically: a
+// temp file in the same dir (O_EXCL, 0644), fsync, rename, fsync of the dir. Creates dir
+// (0755) if missing; refuses a dir that is a symbolic link (ErrSymlinkDir). Sets Version=2 if
+// zero and writes no other version. Errors wrapped with %w naming the path.
 //
-// s.Time must be set (the time the counters were read, which only the caller knows); it is
+// s.Time must be set (the time the counters were read, which only the caller knows), and
+// s.Life (when this life of the group began, the same for its .begin and .end); both are
 // stored in UTC. A reading whose value is NaN or infinite is refused: such a counter has no
 // sample and belongs in Unavailable.
 func Write(dir string, s Snapshot) (path string, err error) {
@@ -78,15 +84,21 @@ func Write(dir string, s Snapshot) (path string, err error) {
 	if err := validKind(s.Kind); err != nil {
 		return "", fmt.Errorf("snapshot: write in %s: group %s: %w", dir, s.Group, err)
 	}
-	path = filepath.Join(dir, fileName(s.Group, s.Kind))
+	if err := validTime("life", s.Life); err != nil {
+		return "", fmt.Errorf("snapshot: write in %s: group %s: %w", dir, s.Group, err)
+	}
+	name := FileName(s.Group, s.Life, s.Kind)
+	path = filepath.Join(dir, name)
 	data, err := encode(s)
 	if err != nil {
 		return "", fmt.Errorf("snapshot: write %s: %w", path, err)
 	}
-	if err := os.MkdirAll(dir, 0o755); err != nil {
+	d, err := openDir(dir, true)
+	if err != nil {
 		return "", fmt.Errorf("snapshot: write %s: %w", path, err)
 	}
-	if err := writeAtomic(dir, path, data); err != nil {
+	defer d.Close()
+	if err := writeAtomic(d, name, data); err != nil {
 		return "", fmt.Errorf("snapshot: write %s: %w", path, err)
 	}
 	return path, nil
@@ -97,7 +109,12 @@ func encode(s Snapshot) ([]byte, error) {
 	if s.Version == 0 {
 		s.Version = version
 	}
+	// Version 1 files are read, never written: they cannot tell a group's lives apart.
+	if s.Version != version {
+		return nil, fmt.Errorf("version %d: only version %d is written", s.Version, version)
+	}
 	s.Time = s.Time.UTC()
+	s.Life = s.Life.UTC()
 	if s.Readings == nil {
 		s.Readings = []Reading{} // consumers get [], never null
 	}
@@ -120,120 +137,19 @@ func encode(s Snapshot) ([]byte, error) {
 	return append(data, '\n'), nil
 }
 
-// writeAtomic puts data at path so that a reader sees either the old file or the whole new
-// one, and the new one survives a crash once this returns.
-func writeAtomic(dir, path string, data []byte) (err error) {
-	// Hidden (leading '.') so consumers globbing *.end never see it; CreateTemp opens with
-	// O_EXCL, so concurrent writers of one file each get their own temp file.
-	f, err := os.CreateTemp(dir, "."+filepath.Base(path)+tempInfix+"*")
-	if err != nil {
-		return err
-	}
-	tmp := f.Name()
-	defer func() {
-		if err != nil {
-			_ = f.Close()
-			_ = os.Remove(tmp)
-		}
-	}()
-	// CreateTemp makes 0600; consumers in other containers run as other users.
-	if err := f.Chmod(0o644); err != nil {
-		return err
-	}
-	if _, err := f.Write(data); err != nil {
-		return err
-	}
-	if err := f.Sync(); err != nil {
-		return err
-	}
-	if err := f.Close(); err != nil {
-		return err
-	}
-	if err := os.Rename(tmp, path); err != nil {
-		return err
-	}
-	// The rename is durable only once the directory is synced.
-	if err := syncDir(dir); err != nil {
-		return fmt.Errorf("renamed into place but not durable: %w", err)
-	}
-	return nil
-}
-
-func syncDir(dir string) error {
-	d, err := os.Open(dir)
-	if err != nil {
-		return err
-	}
-	defer d.Close()
-	return d.Sync()
-}
-
-func fileName(group string, kind Kind) string { return group + "." + string(kind) }
-
-// parseName splits a snapshot file name into group and kind.
-func parseName(name string) (group string, kind Kind, ok bool) {
-	for _, k := range []Kind{Begin, End} {
-		if g, found := strings.CutSuffix(name, "."+string(k)); found && validName(g) == nil {
-			return g, k, true
-		}
-	}
-	return "", "", false
-}
-
-// isTemp reports whether name is one of Write's temp files.
-func isTemp(name string) bool {
-	rest, ok := strings.CutPrefix(name, ".")
-	if !ok {
-		return false
-	}
-	i := strings.LastIndex(rest, tempInfix)
-	if i < 0 {
-		return false
-	}
-	digits := rest[i+len(tempInfix):]
-	if digits == "" || strings.Trim(digits, "0123456789") != "" {
-		return false
-	}
-	_, _, ok = parseName(rest[:i])
-	return ok
-}
-
-// validName refuses group names that are not a single, visible path component.
-func validName(name string) error {
-	why := ""
-	switch {
-	case name == "":
-		return errors.New("empty group name")
-	case name == "." || name == "..":
-		why = "is a special directory name"
-	case strings.HasPrefix(name, "."):
-		why = "starts with '.' (reserved for temp files)"
-	case strings.ContainsRune(name, '/'):
-		why = "contains '/'"
-	case strings.ContainsRune(name, 0):
-		why = "contains NUL"
-	case len(name) > maxGroupLen:
-		why = fmt.Sprintf("is %d bytes, over %d", len(name), maxGroupLen)
-	case !utf8.ValidString(name):
-		// JSON would store it mangled, so the file name and its content would disagree.
-		why = "is not valid UTF-8"
-	default:
-		return nil
-	}
-	return fmt.Errorf("invalid group name %q: %s", clip(name), why)
-}
-
-func validKind(k Kind) error {
-	if k != Begin && k != End {
-		return fmt.Errorf("kind %q, want %q or %q", clip(string(k)), Begin, End)
-	}
-	return nil
-}
-
-// validate checks what both Write and Read require of a snapshot.
+// validate checks what both Write and Read require of a snapshot, and clears what version 1
+// did not have.
 func validate(s *Snapshot) error {
-	if s.Version != version {
-		return fmt.Errorf("unsupported version %d, want %d", s.Version, version)
+	switch s.Version {
+	case version:
+		if err := validTime("life", s.Life); err != nil {
+			return err
+		}
+	case legacyVersion:
+		// Version 1 had no life: a "life" in such a file is a field it does not define.
+		s.Life = time.Time{}
+	default:
+		return fmt.Errorf("unsupported version %d, want %d (or %d)", s.Version, version, legacyVersion)
 	}
 	if err := validKind(s.Kind); err != nil {
 		return err
@@ -241,12 +157,8 @@ func validate(s *Snapshot) error {
 	if err := validName(s.Group); err != nil {
 		return err
 	}
-	if s.Time.IsZero() {
-		return errors.New("time missing")
-	}
-	// Outside these years RFC 3339, hence JSON, cannot hold the time.
-	if y := s.Time.UTC().Year(); y < 1 || y > 9999 {
-		return fmt.Errorf("time %s out of range", s.Time.UTC().Format(time.RFC3339Nano))
+	if err := validTime("time", s.Time); err != nil {
+		return err
 	}
 	if s.Pod != nil && s.Pod.UID == "" {
 		return errors.New("pod without uid")

@@ -18,13 +18,17 @@ import (
 
 const uid = "0f8b2c1e-1111-2222-3333-444455556666"
 
-var t0 = time.Date(2025, 6, 1, 12, 34, 56, 123456789, time.UTC)
+var (
+	t0    = time.Date(2025, 6, 1, 12, 34, 56, 123456789, time.UTC)
+	life0 = time.Date(2025, 6, 1, 11, 0, 0, 987654321, time.UTC) // the life sample's snapshots are of
+)
 
 func sample(group string, kind Kind) Snapshot {
 	return Snapshot{
 		Kind:  kind,
 		Time:  t0,
 		Group: group,
+		Life:  life0,
 		Path:  "mon_groups/" + group,
 		Pod:   &Pod{UID: uid, Namespace: "default", Name: "web"},
 		Readings: []Reading{
@@ -41,12 +45,15 @@ func TestWriteReadRoundTrip(t *testing.T) {
 	dir := t.TempDir()
 	for _, kind := range []Kind{Begin, End} {
 		in := sample(uid, kind)
-		in.Time = time.Date(2025, 6, 1, 14, 34, 56, 1, time.FixedZone("CEST", 2*3600))
+		cest := time.FixedZone("CEST", 2*3600)
+		in.Time = time.Date(2025, 6, 1, 14, 34, 56, 1, cest)
+		in.Life = time.Date(2025, 6, 1, 13, 0, 0, 20, cest)
 		path, err := Write(dir, in)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if want := filepath.Join(dir, uid+"."+string(kind)); path != want {
+		// The stamp is the life in UTC, fixed width, no ':'.
+		if want := filepath.Join(dir, uid+".20250601T110000.000000020Z."+string(kind)); path != want {
 			t.Errorf("path %q, want %q", path, want)
 		}
 		got, err := ReadFile(path)
@@ -54,8 +61,8 @@ func TestWriteReadRoundTrip(t *testing.T) {
 			t.Fatal(err)
 		}
 		want := in
-		want.Version = 1
-		want.Time = in.Time.UTC()
+		want.Version = 2
+		want.Time, want.Life = in.Time.UTC(), in.Life.UTC()
 		if !reflect.DeepEqual(got, want) {
 			t.Errorf("round trip:\n got %+v\nwant %+v", got, want)
 		}
@@ -123,7 +130,7 @@ func TestDocExampleIsWhatWriteWrites(t *testing.T) {
 	if err := json.Unmarshal(example, &m); err != nil {
 		t.Fatal(err)
 	}
-	for _, key := range []string{"version", "kind", "time", "group", "path", "class", "pod", "readings", "unavailable"} {
+	for _, key := range []string{"version", "kind", "time", "group", "life", "path", "class", "pod", "readings", "unavailable"} {
 		if _, ok := m[key]; !ok {
 			t.Errorf("doc example lacks %q", key)
 		}
@@ -243,12 +250,12 @@ func TestWriteAtomic(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(entries) != 1 || entries[0].Name() != uid+".end" {
+	if want := FileName(uid, life0, End); len(entries) != 1 || entries[0].Name() != want {
 		var names []string
 		for _, e := range entries {
 			names = append(names, e.Name())
 		}
-		t.Errorf("dir holds %q, want only %s.end (no temp files)", names, uid)
+		t.Errorf("dir holds %q, want only %s (no temp files)", names, want)
 	}
 }
 
@@ -303,8 +310,12 @@ func TestWriteRefused(t *testing.T) {
 	}{
 		"kind":           {func(s *Snapshot) { s.Kind = "middle" }, "kind"},
 		"empty kind":     {func(s *Snapshot) { s.Kind = "" }, "kind"},
-		"version":        {func(s *Snapshot) { s.Version = 2 }, "version 2"},
+		"version 1":      {func(s *Snapshot) { s.Version = 1 }, "only version 2 is written"},
+		"version 3":      {func(s *Snapshot) { s.Version = 3 }, "version 3"},
 		"zero time":      {func(s *Snapshot) { s.Time = time.Time{} }, "time"},
+		"zero life":      {func(s *Snapshot) { s.Life = time.Time{} }, "life missing"},
+		"life year 0":    {func(s *Snapshot) { s.Life = time.Date(0, 12, 31, 0, 0, 0, 0, time.UTC) }, "life"},
+		"life far":       {func(s *Snapshot) { s.Life = time.Date(10000, 1, 1, 0, 0, 0, 0, time.UTC) }, "life"},
 		"NaN":            {func(s *Snapshot) { s.Readings[0].Value = math.NaN() }, "Unavailable"},
 		"Inf":            {func(s *Snapshot) { s.Readings[1].Value = math.Inf(1) }, "Unavailable"},
 		"reading kind":   {func(s *Snapshot) { s.Readings[0].Kind = "" }, "gauge"},
@@ -343,26 +354,11 @@ func TestWriteUnwritableDir(t *testing.T) {
 		if err == nil {
 			t.Fatalf("Write into %s: no error", dir)
 		}
-		if want := filepath.Join(dir, uid+".end"); !strings.Contains(err.Error(), want) {
+		if want := filepath.Join(dir, FileName(uid, life0, End)); !strings.Contains(err.Error(), want) {
 			t.Errorf("error %q does not name %s", err, want)
 		}
 		if !errors.Is(err, syscall.ENOTDIR) {
 			t.Errorf("error %q: want the cause wrapped", err)
 		}
-	}
-}
-
-func TestWriteCreatesDir(t *testing.T) {
-	t.Parallel()
-	dir := filepath.Join(t.TempDir(), "a", "b")
-	if _, err := Write(dir, sample(uid, Begin)); err != nil {
-		t.Fatal(err)
-	}
-	fi, err := os.Stat(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if fi.Mode().Perm() != 0o755 {
-		t.Errorf("dir mode %v, want 0755", fi.Mode().Perm())
 	}
 }

@@ -61,9 +61,13 @@ func TestHookPod(t *testing.T) {
 			if e.exists(group) {
 				t.Errorf("the group outlived the pod's last container (retention 0)\n%s", e.log())
 			}
-			for _, kind := range []string{"begin", "end"} {
-				if _, err := snapshot.ReadFile(filepath.Join(e.snapDir, uidA+"."+kind)); err != nil {
-					t.Errorf("%s snapshot: %v", kind, err)
+			lives := lifeSnapshots(t, e.snapDir, uidA)
+			if len(lives) != 2 || lives[0].Kind != snapshot.Begin || lives[1].Kind != snapshot.End {
+				t.Errorf("snapshots %v, want one life's .begin and .end", lives)
+			}
+			for _, n := range lives {
+				if _, err := snapshot.ReadFile(filepath.Join(e.snapDir, n.String())); err != nil {
+					t.Errorf("%s snapshot: %v", n.Kind, err)
 				}
 			}
 			if recs := e.records(); len(recs) != 0 {
@@ -233,9 +237,24 @@ func TestRetentionKeepsTheRMID(t *testing.T) {
 	if got := e.rmid(group); got == rmid {
 		t.Errorf("restart after the window kept RMID %d", got)
 	}
-	if _, err := snapshot.ReadFile(filepath.Join(e.snapDir, uidA+".end")); err != nil {
+	// Each life has its own snapshots: the first one's pair, the second one's .begin.
+	lives := lifeSnapshots(t, e.snapDir, uidA)
+	if len(lives) != 3 || lives[1].Kind != snapshot.End || !lives[0].Life.Equal(lives[1].Life) || !lives[2].Life.After(lives[1].Life) {
+		t.Fatalf("snapshots %v, want the first life's .begin and .end and the second life's .begin", lives)
+	}
+	if _, err := snapshot.ReadFile(filepath.Join(e.snapDir, lives[1].String())); err != nil {
 		t.Errorf("the first life's end snapshot: %v", err)
 	}
+}
+
+// lifeSnapshots lists group's snapshot files, by life.
+func lifeSnapshots(t *testing.T, dir, group string) []snapshot.Name {
+	t.Helper()
+	all, err := snapshot.List(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return slices.DeleteFunc(all, func(n snapshot.Name) bool { return n.Group != group })
 }
 
 // TestExhaustion: with RMIDs used up, containers still start (fail-open), the failure is

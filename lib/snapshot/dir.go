@@ -1,0 +1,119 @@
+package snapshot
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"strconv"
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+// ErrSymlinkDir: the snapshot directory is a symbolic link. It is not followed: the hook
+// runs as root, and a link planted at that name would make it write and delete files
+// wherever the link points.
+var ErrSymlinkDir = errors.New("is a symbolic link; not following it")
+
+// openDir opens the snapshot directory itself, never what a symbolic link at its name points
+// to; every later step works relative to the open directory (the *at calls), so the name
+// being swapped for a link meanwhile changes nothing. With create, a missing directory is
+// made, mode 0755 whatever the umask: consumers in other containers run as other users.
+func openDir(dir string, create bool) (*os.File, error) {
+	if create {
+		if err := os.MkdirAll(filepath.Dir(dir), 0o755); err != nil {
+			return nil, err
+		}
+	}
+	made := false
+	if create {
+		switch err := unix.Mkdir(dir, 0o755); {
+		case err == nil:
+			made = true
+		case !errors.Is(err, unix.EEXIST):
+			return nil, &fs.PathError{Op: "mkdir", Path: dir, Err: err}
+		}
+	}
+	fd, err := unix.Open(dir, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+	if errors.Is(err, unix.ELOOP) || errors.Is(err, unix.ENOTDIR) {
+		// The open refused already; this only tells why (Linux says ENOTDIR for a link
+		// with O_DIRECTORY, and ELOOP without).
+		if fi, lerr := os.Lstat(dir); lerr == nil && fi.Mode()&fs.ModeSymlink != 0 {
+			return nil, fmt.Errorf("dir %s %w", dir, ErrSymlinkDir)
+		}
+	}
+	if err != nil {
+		return nil, &fs.PathError{Op: "open", Path: dir, Err: err}
+	}
+	d := os.NewFile(uintptr(fd), dir)
+	if made {
+		if err := d.Chmod(0o755); err != nil {
+			_ = d.Close()
+			return nil, err
+		}
+	}
+	return d, nil
+}
+
+// writeAtomic puts data at name in d so that a reader sees either the old file or the whole
+// new one, and the new one survives a crash once this returns. Nothing is written through a
+// symbolic link: the temp file is created exclusively (O_EXCL never follows a link) and the
+// rename replaces whatever entry has the name, a link included, rather than its target.
+func writeAtomic(d *os.File, name string, data []byte) (err error) {
+	dfd := int(d.Fd())
+	// Hidden (leading '.') so consumers globbing *.end never see it; exclusive, so
+	// concurrent writers of one file each get their own temp file.
+	var tmp string
+	var fd int
+	for range 100 {
+		tmp = "." + name + tempInfix + strconv.FormatUint(uint64(rand.Uint32()), 10)
+		fd, err = unix.Openat(dfd, tmp, unix.O_WRONLY|unix.O_CREAT|unix.O_EXCL|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0o644)
+		if !errors.Is(err, unix.EEXIST) {
+			break
+		}
+	}
+	if err != nil {
+		return fmt.Errorf("create temp file: %w", err)
+	}
+	f := os.NewFile(uintptr(fd), filepath.Join(d.Name(), tmp))
+	defer func() {
+		if err != nil {
+			_ = f.Close()
+			_ = unix.Unlinkat(dfd, tmp, 0)
+		}
+	}()
+	// The umask may have taken bits; consumers in other containers run as other users.
+	if err := f.Chmod(0o644); err != nil {
+		return err
+	}
+	if _, err := f.Write(data); err != nil {
+		return err
+	}
+	if err := f.Sync(); err != nil {
+		return err
+	}
+	if err := f.Close(); err != nil {
+		return err
+	}
+	if err := unix.Renameat(dfd, tmp, dfd, name); err != nil {
+		return fmt.Errorf("rename %s: %w", tmp, err)
+	}
+	// The rename is durable only once the directory is synced.
+	if err := d.Sync(); err != nil {
+		return fmt.Errorf("renamed into place but not durable: %w", err)
+	}
+	return nil
+}
+
+// mtime is the modification time of name in d, not following a link; ok is false when it
+// cannot be had (gone since the listing).
+func mtime(dfd int, name string) (time.Time, bool) {
+	var st unix.Stat_t
+	if err := unix.Fstatat(dfd, name, &st, unix.AT_SYMLINK_NOFOLLOW); err != nil {
+		return time.Time{}, false
+	}
+	return time.Unix(st.Mtim.Unix()), true
+}

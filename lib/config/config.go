@@ -51,7 +51,7 @@ type Config struct {
 	// StateDir holds the registry of owned groups and the per-pod locks. It should be on
 	// tmpfs: resctrl is in memory too, and both are gone after a reboot.
 	StateDir string `json:"stateDir"`
-	// SnapshotDir receives <group>.begin and <group>.end; empty disables snapshots.
+	// SnapshotDir receives <group>.<life>.begin and .end (see lib/snapshot); empty disables them.
 	SnapshotDir      string   `json:"snapshotDir"`
 	SnapshotMaxAge   Duration `json:"snapshotMaxAge"`
 	SnapshotMaxCount int      `json:"snapshotMaxCount"`

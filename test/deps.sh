@@ -12,6 +12,7 @@ declare -A pkgs=(
 	[crun]="command -v crun"                # the second OCI runtime under test
 	[podman]="command -v podman"            # hooks.d (--hooks-dir), the CRI-O mechanism
 	[conmon]="command -v conmon"            # podman's container monitor
+	[catatonit]="command -v catatonit"      # podman builds its pods' infra (pause) image from it
 	[netavark]="test -x /usr/lib/podman/netavark"  # podman's network backend, even with --network none
 	[busybox-static]="dpkg -s busybox-static"      # the containers' rootfs (the dynamic busybox will not do)
 	[jq]="command -v jq"                    # the demo edits config.json with it

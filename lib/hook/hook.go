@@ -114,7 +114,14 @@ func handle(stage string, st specs.State, cfg config.Config, log *slog.Logger) (
 	if stage == CreateRuntime {
 		return create(m, st)
 	}
-	idn, _ := identity.FromAnnotations(st.ID, st.Annotations)
+	// The spec, where the bundle still has it (podman's does at poststop), tells a podman
+	// pod's infra container, whose end is the pod's end. Without it the container leaves as
+	// what its annotations say.
+	var spec *specs.Spec
+	if st.Bundle != "" {
+		spec, _ = ocistate.ReadSpec(st.Bundle)
+	}
+	idn, _ := identity.FromSpec(st.ID, st.Annotations, ocistate.CgroupsPath(spec))
 	out, err := m.Leave(lifecycle.Departure{ContainerID: st.ID, Pod: idn, Annotations: st.Annotations})
 	// Housekeeping runs here, never at createRuntime: nothing waits on a poststop.
 	if removed, serr := m.MaybeSweep(); serr != nil || len(removed) > 0 {
@@ -124,22 +131,26 @@ func handle(stage string, st specs.State, cfg config.Config, log *slog.Logger) (
 }
 
 // create turns a createRuntime state into a Placement: the pod from the annotations the
-// runtime set (the runtime-trusted fields of an OCI hook), the class from the bundle's
+// runtime set (the runtime-trusted fields of an OCI hook) and, for a podman pod's infra
+// container, which has no annotation of its pod, its cgroup path; the class from the bundle's
 // config.json, and the pid checked against the container's cgroup.
 func create(m *lifecycle.Manager, st specs.State) (lifecycle.Outcome, error) {
 	out := lifecycle.Outcome{Container: st.ID}
 	if st.Pid <= 0 {
 		return out, fmt.Errorf("%w: createRuntime state has no pid (%d)", lifecycle.ErrBadInput, st.Pid)
 	}
-	idn, err := identity.FromAnnotations(st.ID, st.Annotations)
+	var spec *specs.Spec
+	var specErr error
+	if st.Bundle != "" {
+		spec, specErr = ocistate.ReadSpec(st.Bundle)
+	}
+	// A refused identity is reported as such, whatever the bundle.
+	idn, err := identity.FromSpec(st.ID, st.Annotations, ocistate.CgroupsPath(spec))
 	if err != nil {
 		return out, m.Refuse(st.ID, err)
 	}
-	var spec *specs.Spec
-	if st.Bundle != "" {
-		if spec, err = ocistate.ReadSpec(st.Bundle); err != nil {
-			return out, fmt.Errorf("%w: %w", lifecycle.ErrBadInput, err)
-		}
+	if specErr != nil {
+		return out, fmt.Errorf("%w: %w", lifecycle.ErrBadInput, specErr)
 	}
 	if err := checkCgroup(st.Pid, spec); err != nil {
 		return out, err

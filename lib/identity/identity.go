@@ -2,6 +2,14 @@
 // put on its OCI spec. Pod annotations are user-controlled in Kubernetes, so identity comes
 // only from the keys each runtime sets itself, every key the runtime gives twice is
 // cross-checked, and anything that does not add up is refused rather than guessed.
+//
+// What each runtime sends is captured from the real runtime (test/e2e/capturehook) and kept
+// in testdata, one file per case; TestFixtures reads them, and test/e2e's
+// TestIdentityFixtures captures them again and fails when a runtime sends something else.
+//
+// A podman pod's infra container is the one case the annotations cannot tell: podman gives
+// it no annotation of its pod (the members name it as their sandbox). FromSpec tells it by
+// the one thing podman sets only on it: a place under the pod's cgroup without a sandbox id.
 package identity
 
 import (
@@ -23,6 +31,8 @@ const (
 	CRIOSandboxID     = "io.kubernetes.cri-o.SandboxID"
 	CRIOContainerType = "io.kubernetes.cri-o.ContainerType"
 	CRIOLabels        = "io.kubernetes.cri-o.Labels"
+	// CRIOContainerID is set by CRI-O on every container it makes, never by podman.
+	CRIOContainerID = "io.kubernetes.cri-o.ContainerID"
 	// containerd's CRI plugin.
 	ContainerdPodUID        = "io.kubernetes.cri.sandbox-uid"
 	ContainerdSandboxID     = "io.kubernetes.cri.sandbox-id"
@@ -32,13 +42,23 @@ const (
 	ContainerdContainerName = "io.kubernetes.cri.container-name"
 )
 
+// Keys are the annotations the identity of a container is read from.
+func Keys() []string {
+	return []string{
+		CRIOPodUID, CRIOPodNamespace, CRIOPodName, CRIOContainerName, CRIOSandboxID, CRIOContainerType,
+		CRIOLabels, CRIOContainerID,
+		ContainerdPodUID, ContainerdSandboxID, ContainerdContainerType, ContainerdPodNamespace,
+		ContainerdPodName, ContainerdContainerName,
+	}
+}
+
 // Runtime names who set the annotations.
 type Runtime string
 
 const (
 	CRIO       Runtime = "cri-o"
 	Containerd Runtime = "containerd"
-	Podman     Runtime = "podman" // a podman pod: a sandbox id, no pod UID
+	Podman     Runtime = "podman" // a podman pod: a sandbox id (the infra's, or the pod's), no pod UID
 	Plain      Runtime = ""       // no pod at all: runc, crun, podman run
 )
 
@@ -50,7 +70,8 @@ type Identity struct {
 	Namespace     string
 	PodName       string
 	ContainerName string
-	// Sandbox is true for the pod's sandbox (pause/infra) container itself.
+	// Sandbox is true for the pod's sandbox (pause/infra) container itself; its SandboxID is
+	// then its own id.
 	Sandbox bool
 }
 
@@ -89,7 +110,7 @@ func FromAnnotations(id string, a map[string]string) (Identity, error) {
 	crioUID, cdUID := val(CRIOPodUID), val(ContainerdPodUID)
 	crioSB, cdSB := val(CRIOSandboxID), val(ContainerdSandboxID)
 	crioType, cdType := val(CRIOContainerType), val(ContainerdContainerType)
-	labels := val(CRIOLabels)
+	labels, crioID := val(CRIOLabels), val(CRIOContainerID)
 	if err := errors.Join(errs...); err != nil {
 		return Identity{}, err
 	}
@@ -111,6 +132,17 @@ func FromAnnotations(id string, a map[string]string) (Identity, error) {
 		if crioUID != "" && canonical(crioUID) != idn.PodUID {
 			return Identity{}, fmt.Errorf("%w: %s %q differs from %s %q", ErrMismatch, CRIOPodUID, crioUID, ContainerdPodUID, cdUID)
 		}
+	case crioUID == "" && crioID == "" && crioSB != "" && crioType == "container":
+		// A member of a podman 4.3 pod: CRI-O's sandbox and type keys, which podman sets for
+		// Kata, and no pod UID (testdata/podman-pod-member.json). The sandbox id is the infra
+		// container's, or the pod's own id in a pod without one. Not a CRI-O container without
+		// kubelet's labels: CRI-O sets its ContainerID key on every container, and a pod's
+		// annotations can add keys but not remove CRI-O's. (No podman key is required:
+		// podman's poststop state lacks io.container.manager.)
+		idn = Identity{Runtime: Podman, SandboxID: crioSB}
+		if err := setType(&idn, id, crioType, CRIOContainerType); err != nil {
+			return Identity{}, err
+		}
 	case crioType != "" || (crioSB != "" && crioUID != ""):
 		idn = Identity{Runtime: CRIO, SandboxID: crioSB, Namespace: a[CRIOPodNamespace],
 			PodName: a[CRIOPodName], ContainerName: a[CRIOContainerName]}
@@ -124,7 +156,7 @@ func FromAnnotations(id string, a map[string]string) (Identity, error) {
 			return Identity{}, err
 		}
 	case crioSB != "":
-		// podman pods carry CRI-O's sandbox key (the infra container's id) and nothing else.
+		// podman ≥ 4.4 dropped the type key: its pods carry CRI-O's sandbox key alone.
 		idn = Identity{Runtime: Podman, SandboxID: crioSB, Sandbox: crioSB == id}
 	case crioUID != "":
 		// A pod UID with no sandbox: not something a runtime writes.

@@ -31,6 +31,7 @@ func TestFromAnnotations(t *testing.T) {
 			ContainerdPodNamespace: "kube-system", ContainerdPodName: "dns", ContainerdContainerName: "coredns"},
 			Identity{Runtime: Containerd, PodUID: uid, SandboxID: sb, Namespace: "kube-system", PodName: "dns", ContainerName: "coredns"}},
 		"podman pod":     {"c3", map[string]string{CRIOSandboxID: sb}, Identity{Runtime: Podman, SandboxID: sb}},
+		"podman 4.3 pod": {"c3", map[string]string{CRIOSandboxID: sb, CRIOContainerType: "container"}, Identity{Runtime: Podman, SandboxID: sb}},
 		"plain":          {"c4", map[string]string{"org.opencontainers.image.title": "x"}, Identity{Runtime: Plain}},
 		"no annotations": {"c5", nil, Identity{Runtime: Plain}},
 	} {
@@ -55,14 +56,18 @@ func TestRefused(t *testing.T) {
 		"fake sandbox":        {map[string]string{CRIOPodUID: uid, CRIOSandboxID: sb, CRIOContainerType: "sandbox"}, ErrMismatch},
 		"uid without sandbox": {map[string]string{CRIOPodUID: uid}, ErrMismatch},
 		"containerd no uid":   {map[string]string{ContainerdSandboxID: sb, ContainerdContainerType: "container"}, ErrMismatch},
-		"non-uuid uid":        {map[string]string{CRIOPodUID: "../../etc", CRIOSandboxID: sb, CRIOContainerType: "container"}, ErrBadAnnotation},
-		"slash in sandbox":    {map[string]string{CRIOSandboxID: "../" + sb[3:]}, ErrBadAnnotation},
-		"short sandbox":       {map[string]string{CRIOSandboxID: "abc"}, ErrBadAnnotation},
-		"NUL":                 {map[string]string{CRIOPodUID: uid + "\x00", CRIOSandboxID: sb, CRIOContainerType: "container"}, ErrBadAnnotation},
-		"100 KB value":        {map[string]string{CRIOLabels: strings.Repeat("x", 100<<10), CRIOSandboxID: sb}, ErrBadAnnotation},
-		"bad type":            {map[string]string{CRIOPodUID: uid, CRIOSandboxID: sb, CRIOContainerType: "pause"}, ErrBadAnnotation},
-		"bad labels json":     {map[string]string{CRIOPodUID: uid, CRIOSandboxID: sb, CRIOContainerType: "container", CRIOLabels: "{"}, ErrBadAnnotation},
-		"bad namespace":       {map[string]string{CRIOPodUID: uid, CRIOSandboxID: sb, CRIOContainerType: "container", CRIOPodNamespace: "a/../b"}, ErrBadAnnotation},
+		// CRI-O without kubelet's labels: no UID, and CRI-O's own ContainerID key, which
+		// podman never sets, so it is not taken for a podman pod.
+		"cri-o no uid":         {map[string]string{CRIOSandboxID: sb, CRIOContainerType: "container", CRIOContainerID: "c1"}, ErrMismatch},
+		"cri-o sandbox no uid": {map[string]string{CRIOSandboxID: sb, CRIOContainerType: "sandbox"}, ErrMismatch},
+		"non-uuid uid":         {map[string]string{CRIOPodUID: "../../etc", CRIOSandboxID: sb, CRIOContainerType: "container"}, ErrBadAnnotation},
+		"slash in sandbox":     {map[string]string{CRIOSandboxID: "../" + sb[3:]}, ErrBadAnnotation},
+		"short sandbox":        {map[string]string{CRIOSandboxID: "abc"}, ErrBadAnnotation},
+		"NUL":                  {map[string]string{CRIOPodUID: uid + "\x00", CRIOSandboxID: sb, CRIOContainerType: "container"}, ErrBadAnnotation},
+		"100 KB value":         {map[string]string{CRIOLabels: strings.Repeat("x", 100<<10), CRIOSandboxID: sb}, ErrBadAnnotation},
+		"bad type":             {map[string]string{CRIOPodUID: uid, CRIOSandboxID: sb, CRIOContainerType: "pause"}, ErrBadAnnotation},
+		"bad labels json":      {map[string]string{CRIOPodUID: uid, CRIOSandboxID: sb, CRIOContainerType: "container", CRIOLabels: "{"}, ErrBadAnnotation},
+		"bad namespace":        {map[string]string{CRIOPodUID: uid, CRIOSandboxID: sb, CRIOContainerType: "container", CRIOPodNamespace: "a/../b"}, ErrBadAnnotation},
 	} {
 		_, err := FromAnnotations("c1", tc.a)
 		if !errors.Is(err, tc.want) {

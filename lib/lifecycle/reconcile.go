@@ -56,7 +56,7 @@ func (m *Manager) Reconcile(live []container.Container, dryRun bool) ([]Step, er
 	}
 	want := map[string]*wanted{}
 	for _, c := range live {
-		idn, err := identity.FromAnnotations(c.ID, c.Annotations)
+		idn, err := identity.FromSpec(c.ID, c.Annotations, c.CgroupsPath)
 		if err != nil {
 			acts = append(acts, Step{Action: Refused, Group: c.ID, Detail: err.Error()})
 			continue

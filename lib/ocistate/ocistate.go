@@ -95,6 +95,14 @@ func ClosID(s *specs.Spec) string {
 	return s.Linux.IntelRdt.ClosID
 }
 
+// CgroupsPath is the spec's linux.cgroupsPath, "" for none.
+func CgroupsPath(s *specs.Spec) string {
+	if s == nil || s.Linux == nil {
+		return ""
+	}
+	return s.Linux.CgroupsPath
+}
+
 // ValidContainerID reports whether id is safe to use as (part of) a file name: runc's rule
 // for ids ([A-Za-z0-9_.+-], not starting with a symbol), at most 200 bytes so that names
 // derived from an id stay within NAME_MAX.

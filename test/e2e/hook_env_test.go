@@ -21,13 +21,15 @@ import (
 	"github.com/resctrl-mon/resctrl-mon/test/resctrlsim"
 )
 
-// binaries are built once per test binary: the hook, the forking workload, the no-op hook.
+// binaries are built once per test binary: the hook, the forking workload, the no-op hook,
+// the CLI, and the hooks that put a container in a class and that capture what a runtime
+// sends.
 var binaries struct {
-	once               sync.Once
-	dir                string
-	hook, forker, noop string
-	cli, classhook     string
-	err                error
+	once                    sync.Once
+	dir                     string
+	hook, forker, noop      string
+	cli, classhook, capture string
+	err                     error
 }
 
 func buildBinaries(t testing.TB) {
@@ -38,7 +40,7 @@ func buildBinaries(t testing.TB) {
 			return
 		}
 		for out, pkg := range map[*string]string{&binaries.hook: "../../hooks", &binaries.forker: "./forker", &binaries.noop: "./noophook",
-			&binaries.cli: "../../cmd/resctrl-mon", &binaries.classhook: "./classhook"} {
+			&binaries.cli: "../../cmd/resctrl-mon", &binaries.classhook: "./classhook", &binaries.capture: "./capturehook"} {
 			*out = filepath.Join(binaries.dir, filepath.Base(pkg))
 			cmd := exec.Command("go", "build", "-trimpath", "-tags", "urfave_cli_no_docs", "-o", *out, pkg)
 			cmd.Env = append(os.Environ(), "CGO_ENABLED=0")

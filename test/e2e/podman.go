@@ -12,6 +12,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -36,9 +37,12 @@ type PodmanRunner struct {
 
 	t       testing.TB
 	base    string
-	noHooks string // the empty hooks directory used when a run names none
-	ulimits []string
+	noHooks string       // the empty hooks directory used when a run names none
 	runs    atomic.Int64 // numbers each run's --cidfile
+
+	mu      sync.Mutex
+	noInfra map[string]bool // pods made by CreatePod, by name and ID: true for --infra=false
+	history []string        // every command run, for the record (see History)
 }
 
 // PodmanRunOptions describe one `podman run`.
@@ -56,6 +60,9 @@ type PodmanRunOptions struct {
 	Rootfs string
 	// Args is the command line, for instance "sh", "-c", "…".
 	Args []string
+	// Pod is a pod made by CreatePod, by name or ID, for `podman run --pod`. The container
+	// then shares the pod's namespaces (its network included) as podman makes it.
+	Pod string
 	// Annotations are given with --annotation.
 	Annotations map[string]string
 	// Detach runs the container in the background (-d); Run then returns its ID.
@@ -85,6 +92,7 @@ func Podman(t testing.TB) *PodmanRunner {
 		TmpDir:  filepath.Join(base, "tmp"),
 		Conf:    filepath.Join(base, "containers.conf"),
 		noHooks: filepath.Join(base, "hooks.d"),
+		noInfra: map[string]bool{},
 	}
 	for _, d := range []string{p.Root, p.RunRoot, p.TmpDir, p.noHooks, filepath.Join(base, "networks")} {
 		if err := os.MkdirAll(d, 0o700); err != nil {
@@ -96,25 +104,34 @@ func Podman(t testing.TB) *PodmanRunner {
 	// of a runner's state in its own directories, so nothing a test does, or leaks if it dies
 	// before its cleanup, touches the locks of the host's or other tests' podman. No event
 	// log (nothing reads it), and network configuration in the runner's directory too.
-	// CONTAINERS_CONF replaces the host's containers.conf files rather than adding to them.
-	conf := fmt.Sprintf(`[engine]
+	// default_ulimits rather than --ulimit on each run: a pod's infra container is made by
+	// `podman pod create`, which has no --ulimit, and would not start with podman's own
+	// defaults (see podmanUlimits). CONTAINERS_CONF replaces the host's containers.conf files
+	// rather than adding to them.
+	ulimits, err := podmanUlimits()
+	if err != nil {
+		t.Fatalf("e2e: %v", err)
+	}
+	conf := fmt.Sprintf(`[containers]
+default_ulimits = [%q, %q]
+
+[engine]
 lock_type = "file"
 events_logger = "none"
 
 [network]
 network_config_dir = %q
-`, filepath.Join(base, "networks"))
+`, ulimits[0], ulimits[1], filepath.Join(base, "networks"))
 	if err := os.WriteFile(p.Conf, []byte(conf), 0o644); err != nil {
 		t.Fatalf("e2e: write containers.conf: %v", err)
 	}
-	ulimits, err := podmanUlimits()
-	if err != nil {
-		t.Fatalf("e2e: %v", err)
-	}
-	p.ulimits = ulimits
 
 	// Registered after shortTempDir's removal of base, so it runs before it.
 	t.Cleanup(func() {
+		// Pods first: a pod's infra container is removed only with its pod.
+		if _, err := p.Command("pod", "rm", "--all", "--force", "--time", "0"); err != nil {
+			t.Errorf("e2e: cleanup: %v", err)
+		}
 		if _, err := p.Command("rm", "--all", "--force", "--time", "0"); err != nil {
 			t.Errorf("e2e: cleanup: %v", err)
 		}
@@ -140,12 +157,17 @@ func (p *PodmanRunner) Run(o PodmanRunOptions) (string, error) {
 		hooksDir = p.noHooks
 	}
 	args := []string{"--runtime", runtime, "--hooks-dir", hooksDir, "run",
-		// No network to set up (netavark is never called) and none needed.
-		"--network", "none",
 		// The shared rootfs stays as built; podman mounts tmpfs on /tmp, /run and /var/tmp.
 		"--read-only",
 	}
-	args = append(args, p.ulimits...)
+	if o.Pod != "" {
+		args = append(args, "--pod", o.Pod)
+	}
+	if o.Pod == "" || p.podWithoutInfra(o.Pod) {
+		// No network to set up (netavark is never called) and none needed. A member of a
+		// pod with an infra container joins the infra's network namespace instead.
+		args = append(args, "--network", "none")
+	}
 	if o.Detach {
 		args = append(args, "--detach")
 	}
@@ -199,6 +221,18 @@ func (p *PodmanRunner) PID(name string) (int, error) {
 	return pid, nil
 }
 
+// History returns the command lines run so far, each with the runner's state directory
+// written as $STATE: how a test made what it found, for a record of it.
+func (p *PodmanRunner) History() []string {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	out := make([]string, len(p.history))
+	for i, h := range p.history {
+		out[i] = strings.ReplaceAll(h, p.base, "$STATE")
+	}
+	return out
+}
+
 // Command runs podman with the runner's private state and the given arguments, and returns
 // its stdout; an error carries its stderr.
 func (p *PodmanRunner) Command(args ...string) ([]byte, error) {
@@ -213,6 +247,9 @@ func (p *PodmanRunner) Command(args ...string) ([]byte, error) {
 		// With --rootfs nothing is stored; vfs needs no kernel mounts of its own.
 		"--storage-driver", "vfs",
 	}
+	p.mu.Lock()
+	p.history = append(p.history, strings.Join(append([]string{"podman"}, append(global, args...)...), " "))
+	p.mu.Unlock()
 	var stdout, stderr bytes.Buffer
 	cmd := exec.CommandContext(ctx, p.Bin, append(global, args...)...)
 	cmd.Env = append(os.Environ(), "CONTAINERS_CONF="+p.Conf)
@@ -226,8 +263,8 @@ func (p *PodmanRunner) Command(args ...string) ([]byte, error) {
 	return stdout.Bytes(), nil
 }
 
-// podmanUlimits returns --ulimit flags for open files and processes at limits this process
-// may give. Podman's defaults (1048576 for both) are above the hard limits here, and root on
+// podmanUlimits returns ulimit settings ("nofile=N:N", "nproc=N:N") for open files and
+// processes at limits this process may give. Podman's defaults (1048576 for both) are above the hard limits here, and root on
 // these machines lacks CAP_SYS_RESOURCE, so the runtime's setrlimit in the container fails
 // ("error setting rlimit type 7: operation not permitted") and no container starts. Podman
 // lowers its own process limit to kernel.pid_max, which its children then cannot exceed.
@@ -249,8 +286,8 @@ func podmanUlimits() ([]string, error) {
 	}
 	procs := min(nproc.Max, pidMax)
 	return []string{
-		"--ulimit", fmt.Sprintf("nofile=%d:%d", nofile.Max, nofile.Max),
-		"--ulimit", fmt.Sprintf("nproc=%d:%d", procs, procs),
+		fmt.Sprintf("nofile=%d:%d", nofile.Max, nofile.Max),
+		fmt.Sprintf("nproc=%d:%d", procs, procs),
 	}, nil
 }
 

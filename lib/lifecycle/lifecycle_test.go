@@ -518,3 +518,30 @@ func TestSandboxStopEndsThePod(t *testing.T) {
 		t.Errorf("records left: %+v", recs)
 	}
 }
+
+// A group re-made on a new RMID (resctrl lost it: a re-mount, a runtime's RDT setup) is a
+// new life: its .begin does not overwrite the first one, whose counts belonged to the old RMID.
+func TestRecreatedGroupIsANewLife(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, resctrlsim.Options{}, nil)
+	if _, err := e.create("c1", e.proc(), crio(podA, sbA)); err != nil {
+		t.Fatal(err)
+	}
+	e.sim.Reset()
+	e.now = e.now.Add(time.Second)
+	if out, err := e.create("c2", e.proc(), crio(podA, sbA)); err != nil || out.Action != Created {
+		t.Fatalf("after the group vanished: %+v, %v", out, err)
+	}
+	names, err := snapshot.List(e.cfg.SnapshotDir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lives := map[time.Time]bool{}
+	for _, n := range names {
+		lives[n.Life] = true
+	}
+	rec, _, _ := e.m.Store().Load(podA)
+	if len(names) != 2 || len(lives) != 2 || !lives[rec.Created] {
+		t.Errorf("snapshots %+v; record's life %s", names, rec.Created)
+	}
+}

@@ -117,6 +117,14 @@ func (m *Manager) reserve(p Placement, name string, out *Outcome) (created bool,
 		out.Action = Joined
 		if created {
 			out.Action = Created
+			if owned {
+				// The pod's group had vanished (a re-mount, a runtime's RDT setup): a new
+				// RMID starts a new life, whose .begin must not overwrite the old one's.
+				tx.Rec.Created = m.now().UTC()
+				if err := tx.Save(); err != nil {
+					return err
+				}
+			}
 			m.writeSnapshot(tx.Rec, snapshot.Begin)
 		}
 		if tx.Rec.Pending != "" {

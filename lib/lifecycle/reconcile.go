@@ -170,6 +170,8 @@ func (m *Manager) reconcileLive(w *wanted, cgroups procfs.Cgroups, dryRun bool) 
 			return errors.Join(m.syncContainers(&tx.Rec, w), tx.Save())
 		}
 		if !exists {
+			// A new RMID: a new life (see reserve).
+			tx.Rec.Created = m.now().UTC()
 			m.writeSnapshot(tx.Rec, snapshot.Begin)
 		}
 		// No leader here: reconcile does not reclassify, so threads outside the class stay.
@@ -335,7 +337,7 @@ func (m *Manager) unbindDead(live []container.Container) error {
 
 // sameRecord reports whether a save would change nothing that matters.
 func sameRecord(a, b state.Record) bool {
-	if a.Pending != b.Pending || a.LateAssigned != b.LateAssigned || (a.IdleSince == nil) != (b.IdleSince == nil) ||
+	if !a.Created.Equal(b.Created) || a.Pending != b.Pending || a.LateAssigned != b.LateAssigned || (a.IdleSince == nil) != (b.IdleSince == nil) ||
 		a.RemoveFailed != b.RemoveFailed || len(a.Containers) != len(b.Containers) {
 		return false
 	}

@@ -38,10 +38,15 @@ const (
 	// Missing: the group disappeared (a re-mount, a runtime's RDT setup); reconcile
 	// re-creates it.
 	Missing State = "missing"
+	// Stopped: containers are recorded but none of their inits runs: they stopped and their
+	// departure has not come (CRI-O runs poststop only when a container is removed, never at
+	// stop; a container whose start failed after createRuntime gets none). Nothing counts in
+	// the group; its departure, or reconcile, makes it idle.
+	Stopped State = "stopped"
 )
 
 // States lists every State.
-var States = []State{Active, LateAssigned, Idle, Pending, Missing}
+var States = []State{Active, LateAssigned, Stopped, Idle, Pending, Missing}
 
 // Inventory reads the state directory and resctrl.
 type Inventory struct {
@@ -143,6 +148,8 @@ func stateOf(r state.Record, exists bool, now time.Time) (State, string) {
 		if r.IdleSince != nil {
 			detail = "idle for " + now.Sub(*r.IdleSince).Round(time.Second).String()
 		}
+	case !anyRunning(r):
+		s, detail = Stopped, "no container's init runs; waiting for their departure (or reconcile)"
 	case r.LateAssigned:
 		s = LateAssigned
 	default:
@@ -152,6 +159,18 @@ func stateOf(r state.Record, exists bool, now time.Time) (State, string) {
 		detail = strings.TrimSpace(detail + "; removal failed: " + r.RemoveFailed)
 	}
 	return s, detail
+}
+
+// anyRunning reports whether some recorded container may still run: its init (by pid and
+// start time) is alive, or it was recorded without one (nothing says it stopped).
+func anyRunning(r state.Record) bool {
+	for id := range r.Containers {
+		in, ok := r.Inits[id]
+		if !ok || procfs.SameProcess(in.Pid, in.Start) {
+			return true
+		}
+	}
+	return false
 }
 
 func containers(r state.Record) []Container {

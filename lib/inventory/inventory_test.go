@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"log/slog"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -63,6 +64,26 @@ func TestInventory(t *testing.T) {
 	}
 	if !energy {
 		t.Errorf("no AET energy reading: %+v", p.Readings)
+	}
+	// A container whose init is gone, with no departure (CRI-O stops without poststop; a
+	// failed start gets none), is stopped, not active.
+	sleeper := exec.Command("sleep", "60")
+	if err := sleeper.Start(); err != nil {
+		t.Fatal(err)
+	}
+	const pod2 = "11111111-2222-3333-4444-555555555555"
+	a2 := map[string]string{identity.CRIOPodUID: pod2, identity.CRIOSandboxID: strings.Repeat("b", 64), identity.CRIOContainerType: "container"}
+	idn2, _ := identity.FromAnnotations("c2", a2)
+	if _, err := m.Place(lifecycle.Placement{ContainerID: "c2", Pid: sleeper.Process.Pid, Pod: idn2, Annotations: a2}); err != nil {
+		t.Fatal(err)
+	}
+	_ = sleeper.Process.Kill()
+	_ = sleeper.Wait()
+	pods, _ = inv.Pods(inventory.Options{})
+	for _, p := range pods {
+		if p.PodUID == pod2 && p.State != inventory.Stopped {
+			t.Errorf("a pod whose only container's init is gone: %s", p.State)
+		}
 	}
 	// Move the test process back out, or the group would keep it.
 	if err := os.WriteFile(filepath.Join(sim.Dir, "tasks"), []byte("0"), 0o644); err != nil {

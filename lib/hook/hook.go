@@ -29,6 +29,10 @@ const (
 	Poststop      = "poststop"
 )
 
+// markLateWait bounds marking a pod late when the budget ran out: the runtime's own hook
+// timeout is still ahead (the install keeps the budget 2 s inside it).
+const markLateWait = time.Second
+
 // ErrBudget: the hook's time budget (config key hookBudget) ran out.
 var ErrBudget = errors.New("time budget exhausted")
 
@@ -60,6 +64,7 @@ func Run(stage string, stdin io.Reader, stderr io.Writer, cfg config.Config, cfg
 		err error
 	}
 	var id atomic.Value // the container id, once stdin is read
+	var late atomic.Value // what to do if the budget runs out during a placement
 	done := make(chan result, 1)
 	go func() {
 		// Read stdin to EOF first, whatever happens next: a runtime may fail writing to a
@@ -71,7 +76,7 @@ func Run(stage string, stdin io.Reader, stderr io.Writer, cfg config.Config, cfg
 			err = cfgErr
 		}
 		if err == nil {
-			out, err = handle(stage, st, cfg, log)
+			out, err = handle(stage, st, cfg, log, &late)
 		}
 		done <- result{out, err}
 	}()
@@ -82,6 +87,13 @@ func Run(stage string, stdin io.Reader, stderr io.Writer, cfg config.Config, cfg
 	case r = <-done:
 	case <-timer.C:
 		c, _ := id.Load().(string)
+		if mark, ok := late.Load().(func() error); ok {
+			// The placement may have moved some of the init's threads, or none: either
+			// way the container runs before reconcile completes it.
+			if merr := mark(); merr != nil {
+				log.Warn("budget: could not mark the pod late-assigned; reconcile will", "container", c, "err", merr)
+			}
+		}
 		r = result{lifecycle.Outcome{Container: c}, fmt.Errorf("%w: %s passed before the %s hook finished (resctrl or the runtime's "+
 			"input is too slow); the container is recorded and reconcile completes its pod", ErrBudget, budget, stage)}
 	}
@@ -103,7 +115,7 @@ func Run(stage string, stdin io.Reader, stderr io.Writer, cfg config.Config, cfg
 	return 0
 }
 
-func handle(stage string, st specs.State, cfg config.Config, log *slog.Logger) (lifecycle.Outcome, error) {
+func handle(stage string, st specs.State, cfg config.Config, log *slog.Logger, late *atomic.Value) (lifecycle.Outcome, error) {
 	if stage != CreateRuntime && stage != Poststop {
 		return lifecycle.Outcome{Container: st.ID}, fmt.Errorf("unknown stage %q (want %s or %s)", stage, CreateRuntime, Poststop)
 	}
@@ -112,7 +124,7 @@ func handle(stage string, st specs.State, cfg config.Config, log *slog.Logger) (
 		return lifecycle.Outcome{Container: st.ID}, err
 	}
 	if stage == CreateRuntime {
-		return create(m, st)
+		return create(m, st, late)
 	}
 	// The spec, where the bundle still has it (podman's does at poststop), tells a podman
 	// pod's infra container, whose end is the pod's end. Without it the container leaves as
@@ -134,7 +146,7 @@ func handle(stage string, st specs.State, cfg config.Config, log *slog.Logger) (
 // runtime set (the runtime-trusted fields of an OCI hook) and, for a podman pod's infra
 // container, which has no annotation of its pod, its cgroup path; the class from the bundle's
 // config.json, and the pid checked against the container's cgroup.
-func create(m *lifecycle.Manager, st specs.State) (lifecycle.Outcome, error) {
+func create(m *lifecycle.Manager, st specs.State, late *atomic.Value) (lifecycle.Outcome, error) {
 	out := lifecycle.Outcome{Container: st.ID}
 	if st.Pid <= 0 {
 		return out, fmt.Errorf("%w: createRuntime state has no pid (%d)", lifecycle.ErrBadInput, st.Pid)
@@ -155,7 +167,11 @@ func create(m *lifecycle.Manager, st specs.State) (lifecycle.Outcome, error) {
 	if err := checkCgroup(st.Pid, spec); err != nil {
 		return out, err
 	}
-	return m.Place(lifecycle.Placement{ContainerID: st.ID, Pid: st.Pid, Pod: idn, Annotations: st.Annotations, Class: ocistate.ClosID(spec)})
+	p := lifecycle.Placement{ContainerID: st.ID, Pid: st.Pid, Pod: idn, Annotations: st.Annotations, Class: ocistate.ClosID(spec)}
+	if group := m.GroupOf(p); group != "" {
+		late.Store(func() error { return m.MarkLate(group, st.ID, markLateWait) })
+	}
+	return m.Place(p)
 }
 
 func outcome(out lifecycle.Outcome, err error) lifecycle.Action {

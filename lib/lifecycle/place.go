@@ -366,3 +366,28 @@ func processTasks(pids []int) []int {
 	}
 	return out
 }
+
+// GroupOf is the group a placement goes to ("" when it is not monitored): for a front end
+// that must act on the pod when a placement could not finish (the hook's budget).
+func (m *Manager) GroupOf(p Placement) string {
+	if p.Pod.Sandbox {
+		return ""
+	}
+	name, _ := groupName(m.cfg, p.ContainerID, p.Pod, p.Annotations)
+	return name
+}
+
+// MarkLate records that a container's placement did not finish in time (its front end gave
+// up: the hook's budget ran out): whatever the container ran before reconcile completes it
+// was counted elsewhere, so the pod is late-assigned. It waits at most wait for the pod's
+// lock: a placement stuck inside the lock has moved nothing, and reconcile marks the pod
+// late when it moves the tasks itself.
+func (m *Manager) MarkLate(group, containerID string, wait time.Duration) error {
+	return m.store.Update(group, wait, func(tx *state.Tx) error {
+		if _, in := tx.Rec.Containers[containerID]; !tx.Owned || !in || tx.Rec.LateAssigned {
+			return nil
+		}
+		tx.Rec.LateAssigned = true
+		return tx.Save()
+	})
+}

@@ -52,6 +52,9 @@ func Keys() []string {
 	}
 }
 
+// SandboxContainerName is the container name kubelet gives a pod's sandbox.
+const SandboxContainerName = "POD"
+
 // Runtime names who set the annotations.
 type Runtime string
 
@@ -171,6 +174,11 @@ func FromAnnotations(id string, a map[string]string) (Identity, error) {
 		return Identity{}, fmt.Errorf("%w: sandbox id %q is not 64 lowercase hex digits", ErrBadAnnotation, clip(idn.SandboxID))
 	}
 	for what, v := range map[string]string{"namespace": idn.Namespace, "pod name": idn.PodName, "container name": idn.ContainerName} {
+		// kubelet names a pod's sandbox container "POD" (its io.kubernetes.container.name
+		// label), which no container of the pod's spec can be called.
+		if what == "container name" && idn.Sandbox && v == SandboxContainerName {
+			continue
+		}
 		if v != "" && !isName(v) {
 			return Identity{}, fmt.Errorf("%w: %s %q is not a Kubernetes name", ErrBadAnnotation, what, clip(v))
 		}

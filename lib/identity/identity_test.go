@@ -27,6 +27,9 @@ func TestFromAnnotations(t *testing.T) {
 			Identity{Runtime: CRIO, PodUID: uid, SandboxID: sb}},
 		"cri-o sandbox": {sb, map[string]string{CRIOPodUID: uid, CRIOSandboxID: sb, CRIOContainerType: "sandbox"},
 			Identity{Runtime: CRIO, PodUID: uid, SandboxID: sb, Sandbox: true}},
+		// kubelet's label on a sandbox: container name "POD".
+		"cri-o sandbox named POD": {sb, map[string]string{CRIOPodUID: uid, CRIOSandboxID: sb, CRIOContainerType: "sandbox", CRIOContainerName: "POD"},
+			Identity{Runtime: CRIO, PodUID: uid, SandboxID: sb, Sandbox: true, ContainerName: "POD"}},
 		"containerd container": {"c2", map[string]string{ContainerdPodUID: uid, ContainerdSandboxID: sb, ContainerdContainerType: "container",
 			ContainerdPodNamespace: "kube-system", ContainerdPodName: "dns", ContainerdContainerName: "coredns"},
 			Identity{Runtime: Containerd, PodUID: uid, SandboxID: sb, Namespace: "kube-system", PodName: "dns", ContainerName: "coredns"}},
@@ -56,6 +59,8 @@ func TestRefused(t *testing.T) {
 		"fake sandbox":        {map[string]string{CRIOPodUID: uid, CRIOSandboxID: sb, CRIOContainerType: "sandbox"}, ErrMismatch},
 		"uid without sandbox": {map[string]string{CRIOPodUID: uid}, ErrMismatch},
 		"containerd no uid":   {map[string]string{ContainerdSandboxID: sb, ContainerdContainerType: "container"}, ErrMismatch},
+		// Only the sandbox may be called POD.
+		"app container named POD": {map[string]string{CRIOPodUID: uid, CRIOSandboxID: sb, CRIOContainerType: "container", CRIOContainerName: "POD"}, ErrBadAnnotation},
 		// CRI-O without kubelet's labels: no UID, and CRI-O's own ContainerID key, which
 		// podman never sets, so it is not taken for a podman pod.
 		"cri-o no uid":         {map[string]string{CRIOSandboxID: sb, CRIOContainerType: "container", CRIOContainerID: "c1"}, ErrMismatch},

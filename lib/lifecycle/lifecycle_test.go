@@ -545,3 +545,32 @@ func TestRecreatedGroupIsANewLife(t *testing.T) {
 		t.Errorf("snapshots %+v; record's life %s", names, rec.Created)
 	}
 }
+
+// A .begin whose group vanished (no .end can be read for it) is a finished life: the
+// housekeeping prunes it by age like any other, where it used to stay forever.
+func TestBeginOfAVanishedGroupIsPruned(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, resctrlsim.Options{}, func(c *config.Config) {
+		c.Retention, c.SnapshotMaxAge = 0, config.Duration(time.Hour)
+	})
+	p := e.proc()
+	if _, err := e.create("c1", p, crio(podA, sbA)); err != nil {
+		t.Fatal(err)
+	}
+	_ = syscall.Kill(p, syscall.SIGKILL)
+	waitGone(t, p)
+	e.sim.Reset() // the group vanishes behind our back
+	if o := e.stop("c1", crio(podA, sbA)); o.Action != Removed {
+		t.Fatalf("stop: %+v", o)
+	}
+	if names, _ := snapshot.List(e.cfg.SnapshotDir); len(names) != 1 || names[0].Kind != snapshot.Begin {
+		t.Fatalf("snapshots before pruning: %+v", names)
+	}
+	e.now = e.now.Add(2 * time.Hour)
+	if _, err := e.m.Sweep(); err != nil {
+		t.Fatal(err)
+	}
+	if names, _ := snapshot.List(e.cfg.SnapshotDir); len(names) != 0 {
+		t.Errorf("the vanished group's .begin outlived snapshotMaxAge: %+v", names)
+	}
+}

@@ -63,7 +63,7 @@ func Run(stage string, stdin io.Reader, stderr io.Writer, cfg config.Config, cfg
 		out lifecycle.Outcome
 		err error
 	}
-	var id atomic.Value // the container id, once stdin is read
+	var id atomic.Value   // the container id, once stdin is read
 	var late atomic.Value // what to do if the budget runs out during a placement
 	done := make(chan result, 1)
 	go func() {

@@ -1,5 +1,6 @@
 // Command resctrl-mon is the operator's tool: `reconcile` puts groups and registry right
-// after crashes (no daemon needed; a systemd timer runs it), `status` shows every group.
+// after crashes (no daemon needed; a systemd timer runs it), `status` shows every group,
+// `sidecar` exports a container's cgroup v2 pressure from a sidecar in its pod.
 package main
 
 import (
@@ -48,6 +49,7 @@ func main() {
 				Flags:  []cli.Flag{&cli.BoolFlag{Name: "json", Usage: "print JSON"}},
 				Action: status,
 			},
+			sidecarCommand(),
 		},
 	}
 	if err := app.Run(os.Args); err != nil {

@@ -16,6 +16,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strconv"
 	"strings"
 
 	"github.com/intel/goresctrl/pkg/monitor"
@@ -33,6 +34,10 @@ const (
 	CRIOLabels        = "io.kubernetes.cri-o.Labels"
 	// CRIOContainerID is set by CRI-O on every container it makes, never by podman.
 	CRIOContainerID = "io.kubernetes.cri-o.ContainerID"
+	// CRIOSandboxName is CRI-O's own name for the sandbox, made from the pod metadata kubelet
+	// sends over CRI: k8s_<name>_<namespace>_<uid>_<attempt>. It carries the pod UID CRI-O
+	// received even when the container has none of kubelet's labels.
+	CRIOSandboxName = "io.kubernetes.cri-o.SandboxName"
 	// containerd's CRI plugin.
 	ContainerdPodUID        = "io.kubernetes.cri.sandbox-uid"
 	ContainerdSandboxID     = "io.kubernetes.cri.sandbox-id"
@@ -113,7 +118,7 @@ func FromAnnotations(id string, a map[string]string) (Identity, error) {
 	crioUID, cdUID := val(CRIOPodUID), val(ContainerdPodUID)
 	crioSB, cdSB := val(CRIOSandboxID), val(ContainerdSandboxID)
 	crioType, cdType := val(CRIOContainerType), val(ContainerdContainerType)
-	labels, crioID := val(CRIOLabels), val(CRIOContainerID)
+	labels, crioID, sbName := val(CRIOLabels), val(CRIOContainerID), val(CRIOSandboxName)
 	if err := errors.Join(errs...); err != nil {
 		return Identity{}, err
 	}
@@ -152,7 +157,7 @@ func FromAnnotations(id string, a map[string]string) (Identity, error) {
 		if err := setType(&idn, id, crioType, CRIOContainerType); err != nil {
 			return Identity{}, err
 		}
-		if err := setUID(&idn, CRIOPodUID, crioUID); err != nil {
+		if err := setCRIOPod(&idn, crioUID, sbName); err != nil {
 			return Identity{}, err
 		}
 		if err := checkLabels(labels, idn.PodUID); err != nil {
@@ -214,6 +219,51 @@ func setUID(idn *Identity, key, uid string) error {
 	}
 	idn.PodUID = canonical(uid)
 	return nil
+}
+
+// setCRIOPod takes a CRI-O container's pod from kubelet's labels (io.kubernetes.pod.*) and
+// from CRI-O's own sandbox name, which holds the metadata CRI-O received: either alone
+// will do (without kubelet the labels are missing), and when both are there they must agree.
+func setCRIOPod(idn *Identity, uid, sandboxName string) error {
+	if sandboxName == "" {
+		return setUID(idn, CRIOPodUID, uid)
+	}
+	name, ns, nameUID, err := ParseCRIOSandboxName(sandboxName)
+	if err != nil {
+		return err
+	}
+	if uid == "" {
+		uid = nameUID
+	} else if canonical(uid) != canonical(nameUID) {
+		return fmt.Errorf("%w: %s %q differs from the pod UID %q in %s", ErrMismatch, CRIOPodUID, clip(uid), nameUID, CRIOSandboxName)
+	}
+	for what, pair := range map[string][2]*string{"namespace": {&idn.Namespace, &ns}, "name": {&idn.PodName, &name}} {
+		if *pair[0] == "" {
+			*pair[0] = *pair[1]
+		} else if *pair[0] != *pair[1] {
+			return fmt.Errorf("%w: the pod %s %q differs from %q in %s", ErrMismatch, what, clip(*pair[0]), clip(*pair[1]), CRIOSandboxName)
+		}
+	}
+	return setUID(idn, CRIOSandboxName, uid)
+}
+
+// ParseCRIOSandboxName splits CRI-O's sandbox name, k8s_<name>_<namespace>_<uid>_<attempt>.
+// Kubernetes names and namespaces hold no '_', so the fields are unambiguous.
+func ParseCRIOSandboxName(s string) (name, namespace, uid string, err error) {
+	f := strings.Split(s, "_")
+	if len(f) != 5 || f[0] != "k8s" {
+		return "", "", "", fmt.Errorf("%w %s: %q is not k8s_<name>_<namespace>_<uid>_<attempt>", ErrBadAnnotation, CRIOSandboxName, clip(s))
+	}
+	if _, aerr := strconv.ParseUint(f[4], 10, 32); aerr != nil {
+		return "", "", "", fmt.Errorf("%w %s: attempt %q is not a number", ErrBadAnnotation, CRIOSandboxName, clip(f[4]))
+	}
+	if !isName(f[1]) || !isName(f[2]) {
+		return "", "", "", fmt.Errorf("%w %s: %q or %q is not a Kubernetes name", ErrBadAnnotation, CRIOSandboxName, clip(f[1]), clip(f[2]))
+	}
+	if !monitor.PodUIDValidator(f[3]) {
+		return "", "", "", fmt.Errorf("%w %s: %q is not a pod UID", ErrBadAnnotation, CRIOSandboxName, clip(f[3]))
+	}
+	return f[1], f[2], f[3], nil
 }
 
 // checkLabels cross-checks the pod UID against CRI-O's record of the sandbox's labels,

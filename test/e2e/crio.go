@@ -93,7 +93,7 @@ func StartCRIO(t testing.TB, o CRIOOptions) *CRIO {
 	}
 
 	// The image goes into CRI-O's store before CRI-O opens it.
-	if err := (podmanStore{root: c.Root, runRoot: c.RunRoot}).importRootfs(rootfs); err != nil {
+	if err := importImage(c.Root, c.RunRoot, rootfs); err != nil {
 		t.Fatalf("e2e: crio: import the test image: %v", err)
 	}
 

@@ -58,12 +58,16 @@ func ensureImageArchive(rootfs string) (string, error) {
 		_ = unmountUnder(store)
 		_ = os.RemoveAll(store)
 	}()
-	ps := podmanStore{root: filepath.Join(store, "root"), runRoot: filepath.Join(store, "run")}
-	if err := ps.importRootfs(rootfs); err != nil {
-		return "", err
-	}
 	tmp := filepath.Join(filepath.Dir(final), fmt.Sprintf(".%s.%d", filepath.Base(final), os.Getpid()))
-	if _, err := ps.command("save", "--format", "oci-archive", "--output", tmp, TestImage); err != nil {
+	err = withPodmanStore(filepath.Join(store, "root"), filepath.Join(store, "run"), func(ps podmanStore) error {
+		if err := ps.importRootfs(rootfs); err != nil {
+			return err
+		}
+		_, err := ps.command("save", "--format", "oci-archive", "--output", tmp, TestImage)
+		return err
+	})
+	if err != nil {
+		_ = os.Remove(tmp)
 		return "", err
 	}
 	// Renamed into place whole: a concurrent test binary sees no archive or all of it.
@@ -74,38 +78,27 @@ func ensureImageArchive(rootfs string) (string, error) {
 	return final, nil
 }
 
+// importImage imports the rootfs as TestImage into a containers/storage store that is not
+// podman's own (CRI-O's).
+func importImage(root, runRoot, rootfs string) error {
+	return withPodmanStore(root, runRoot, func(ps podmanStore) error { return ps.importRootfs(rootfs) })
+}
+
 // podmanStore runs podman on a containers/storage store that is not podman's own (CRI-O's,
 // or a scratch one), with vfs (no kernel mounts of its own) and the rest of podman's state
 // (locks, temporary files, config) in a scratch directory: nothing of the host's podman is
 // read or written.
 type podmanStore struct {
-	root, runRoot string
+	root, runRoot, scratch string
 }
 
-// importRootfs imports a root filesystem directory as TestImage.
-func (ps podmanStore) importRootfs(rootfs string) error {
-	scratch, err := os.MkdirTemp("", "e2e-imp-")
-	if err != nil {
-		return err
-	}
-	defer func() { _ = os.RemoveAll(scratch) }()
-	tarball := filepath.Join(scratch, "rootfs.tar")
-	if out, err := exec.Command("tar", "-C", rootfs, "-cf", tarball, ".").CombinedOutput(); err != nil {
-		return fmt.Errorf("tar %s: %w: %s", rootfs, err, out)
-	}
-	args := []string{"import"}
-	for _, c := range imageChanges {
-		args = append(args, "--change", c)
-	}
-	_, err = ps.command(append(args, tarball, TestImage)...)
-	return err
-}
-
-// command runs podman on the store and returns its stdout; an error carries its stderr.
-func (ps podmanStore) command(args ...string) ([]byte, error) {
+// withPodmanStore calls f with a podmanStore whose scratch directory lasts until f returns.
+// One scratch for all of f's podman calls: podman keeps the first call's --tmpdir in its
+// database under root and uses that one afterwards, whatever later calls say.
+func withPodmanStore(root, runRoot string, f func(podmanStore) error) error {
 	scratch, err := os.MkdirTemp("", "e2e-pst-")
 	if err != nil {
-		return nil, err
+		return err
 	}
 	defer func() {
 		_ = unmountUnder(scratch)
@@ -113,15 +106,35 @@ func (ps podmanStore) command(args ...string) ([]byte, error) {
 	}()
 	conf := filepath.Join(scratch, "containers.conf")
 	if err := os.WriteFile(conf, []byte("[engine]\nlock_type = \"file\"\nevents_logger = \"none\"\n"), 0o644); err != nil {
-		return nil, err
+		return err
 	}
-	global := []string{"--root", ps.root, "--runroot", ps.runRoot, "--tmpdir", filepath.Join(scratch, "tmp"),
+	return f(podmanStore{root: root, runRoot: runRoot, scratch: scratch})
+}
+
+// importRootfs imports a root filesystem directory as TestImage.
+func (ps podmanStore) importRootfs(rootfs string) error {
+	tarball := filepath.Join(ps.scratch, "rootfs.tar")
+	defer func() { _ = os.Remove(tarball) }()
+	if out, err := exec.Command("tar", "-C", rootfs, "-cf", tarball, ".").CombinedOutput(); err != nil {
+		return fmt.Errorf("tar %s: %w: %s", rootfs, err, out)
+	}
+	args := []string{"import"}
+	for _, c := range imageChanges {
+		args = append(args, "--change", c)
+	}
+	_, err := ps.command(append(args, tarball, TestImage)...)
+	return err
+}
+
+// command runs podman on the store and returns its stdout; an error carries its stderr.
+func (ps podmanStore) command(args ...string) ([]byte, error) {
+	global := []string{"--root", ps.root, "--runroot", ps.runRoot, "--tmpdir", filepath.Join(ps.scratch, "tmp"),
 		"--storage-driver", "vfs", "--cgroup-manager", "cgroupfs"}
 	ctx, cancel := context.WithTimeout(context.Background(), podmanTimeout)
 	defer cancel()
 	var stdout, stderr bytes.Buffer
 	cmd := exec.CommandContext(ctx, "podman", append(global, args...)...)
-	cmd.Env = append(os.Environ(), "CONTAINERS_CONF="+conf)
+	cmd.Env = append(os.Environ(), "CONTAINERS_CONF="+filepath.Join(ps.scratch, "containers.conf"))
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	cmd.WaitDelay = 5 * time.Second
 	if err := cmd.Run(); err != nil {

@@ -79,7 +79,8 @@ func startDaemon(name, logPath string, env []string, bin string, args ...string)
 	cmd.Env = env
 	cmd.Stdout, cmd.Stderr = logf, logf
 	// Its own process group: a test interrupted by ^C must not signal it before the cleanup
-	// has removed its pods, and the cleanup signals the daemon alone.
+	// has removed its pods, and the cleanup signals the daemon alone. Pdeathsig: a test
+	// binary killed before its cleanups ran (go test's timeout) takes the daemon with it.
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
 	if err := cmd.Start(); err != nil {
 		return nil, fmt.Errorf("start %s: %w", name, err)

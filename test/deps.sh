@@ -11,13 +11,18 @@ declare -A pkgs=(
 	[runc]="test -x /usr/sbin/runc"         # the demo's and the end-to-end tests' runtime
 	[crun]="command -v crun"                # the second OCI runtime under test
 	[podman]="command -v podman"            # hooks.d (--hooks-dir), the CRI-O mechanism
-	[conmon]="command -v conmon"            # podman's container monitor
+	[conmon]="command -v conmon"            # podman's and CRI-O's container monitor
 	[catatonit]="command -v catatonit"      # podman builds its pods' infra (pause) image from it
 	[netavark]="test -x /usr/lib/podman/netavark"  # podman's network backend, even with --network none
 	[busybox-static]="dpkg -s busybox-static"      # the containers' rootfs (the dynamic busybox will not do)
-	[jq]="command -v jq"                    # the demo edits config.json with it
+	[jq]="command -v jq"                    # the demo edits config.json; crio.sh and a logging hook read JSON
 	[systemd]="command -v systemd-analyze"  # the install test verifies the shipped units
 	[make]="command -v make"                # the install test runs make install
+	# Building CRI-O (test/runtimes/crio.sh): cgo with libseccomp, and its static pinns.
+	[gcc]="command -v gcc"
+	[libc6-dev]="dpkg -s libc6-dev"
+	[pkg-config]="command -v pkg-config"
+	[libseccomp-dev]="dpkg -s libseccomp-dev"
 )
 
 missing=()

@@ -10,7 +10,17 @@
 // what the bundle's config.json says of the container's pod and role: lib/identity's fixtures
 // are its records.
 //
+// StartCRIO and StartContainerd run a real CRI-O or containerd of the test's own (built by
+// test/runtimes/*.sh into a cache, `make runtimes`; RuntimeBins finds them), every path
+// private, with TestImage (the rootfs as an image, made with podman: no registry is
+// reachable) in its store. Their CRI field drives pods as kubelet would, through crictl
+// (RunPod, CreateContainer, Start, Exec, Stop, Remove, StopPod, RemovePod), and everything is
+// removed when the test ends. StageLogger is a hooks.d logging hook at every stage, for what
+// CRI-O really sends; containerd, which runs no hooks.d, shows its specs as bundles
+// (Containerd.BundleSpec).
+//
 // Everything here needs root. Where a precondition is missing (not root, a runtime or
-// busybox-static not installed) the test is skipped, unless RESCTRLSIM_REQUIRE=1 (as in CI),
-// where it fails: a suite that silently skipped would prove nothing.
+// busybox-static not installed, CRI-O or containerd not built) the test is skipped, unless
+// RESCTRLSIM_REQUIRE=1 (as in CI), where it fails: a suite that silently skipped would
+// prove nothing.
 package e2e

@@ -1,0 +1,93 @@
+package e2e_test
+
+import (
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/resctrl-mon/resctrl-mon/test/e2e"
+	"github.com/resctrl-mon/resctrl-mon/test/resctrlsim"
+)
+
+// TestHookCRIO runs the hook as installed (the shipped hooks.d JSON in CRI-O's hooks_dir)
+// under a real CRI-O: a pod with kubelet's labels and two containers whose inits fork
+// children and threads the moment they start. Every task of both containers is in the pod's
+// group; the group survives one container's removal and goes with the pod (rmp).
+func TestHookCRIO(t *testing.T) {
+	t.Parallel()
+	e := newHookEnv(t, resctrlsim.Options{}, "retention: 0s\n")
+	hooksDir := t.TempDir()
+	for _, name := range []string{"resctrl-mon-createruntime.json", "resctrl-mon-poststop.json"} {
+		installHookJSON(t, name, hooksDir, e.cfgPath)
+	}
+	crio := e2e.StartCRIO(t, e2e.CRIOOptions{HooksDir: hooksDir, Rootfs: e.rootfs})
+	group := "mon_groups/" + uidA
+
+	pod, err := crio.RunPod(e2e.PodSpec{Name: "forkers", Namespace: "e2e", UID: uidA, Kubelet: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	names := []string{"app", "sidecar"}
+	ids := map[string]string{}
+	for _, name := range names {
+		id, err := crio.RunContainer(pod, e2e.TestImage, e2e.ContainerSpec{Name: name, Command: []string{"forker"}})
+		if err != nil {
+			t.Fatalf("%v\nthe hook said:\n%s", err, e.log())
+		}
+		ids[name] = id
+	}
+	for _, name := range names {
+		if err := crio.WaitLog(pod, name, "ready", 20*time.Second); err != nil {
+			t.Fatal(err)
+		}
+		pid, err := crio.PID(ids[name])
+		if err != nil {
+			t.Fatal(err)
+		}
+		tids, err := e2e.CgroupTasks(pid)
+		if err != nil {
+			t.Fatal(err)
+		}
+		in := e.groupTasks(group)
+		placed := 0
+		for _, tid := range tids {
+			if slices.Contains(in, tid) {
+				placed++
+			}
+		}
+		t.Logf("%s: placed %d of %d", name, placed, len(tids))
+		// The forker makes 4 children and a grandchild and locks 4 threads: at least 12 tasks.
+		if placed != len(tids) || len(tids) < 12 {
+			t.Errorf("%s: %d of %d tasks in %s\nthe hook said:\n%s", name, placed, len(tids), group, e.log())
+		}
+	}
+
+	rmid := e.rmid(group)
+	if err := crio.Stop(ids["app"]); err != nil {
+		t.Fatal(err)
+	}
+	if err := crio.Remove(ids["app"]); err != nil {
+		t.Fatal(err)
+	}
+	if !e.exists(group) || e.rmid(group) != rmid {
+		t.Fatalf("after one container's removal the group is gone or has another RMID\n%s", e.log())
+	}
+	if err := crio.StopPod(pod.ID); err != nil {
+		t.Fatal(err)
+	}
+	if err := crio.RemovePod(pod.ID); err != nil {
+		t.Fatal(err)
+	}
+	// CRI-O runs poststop hooks within rmp: the group is gone when it returns.
+	if e.exists(group) {
+		t.Errorf("the group outlived the pod (retention 0)\n%s", e.log())
+	}
+	if recs := e.records(); len(recs) != 0 {
+		t.Errorf("registry entries left: %+v", recs)
+	}
+	for _, name := range names {
+		if n := e.logLines("stage=createRuntime", "container="+ids[name], "group="+group); n != 1 {
+			t.Errorf("the hook log has %d createRuntime lines for %s, want 1:\n%s", n, name, e.log())
+		}
+	}
+}

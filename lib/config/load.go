@@ -211,6 +211,10 @@ func PolicyHint(path string) FailurePolicy {
 	if err != nil || len(b) > maxFileSize {
 		return ""
 	}
+	return policyHint(b)
+}
+
+func policyHint(b []byte) FailurePolicy {
 	var m map[string]any
 	if yaml.Unmarshal(b, &m) != nil {
 		return ""

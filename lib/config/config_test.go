@@ -1,8 +1,11 @@
 package config
 
 import (
+	"bytes"
+	"encoding/json"
 	"os"
 	"path/filepath"
+	"reflect"
 	"slices"
 	"strings"
 	"testing"
@@ -47,6 +50,8 @@ func TestBadConfigNamesTheKey(t *testing.T) {
 		"snapshotMaxCount: -1":         `"snapshotMaxCount"`,
 		"namespaces: {include: [a/b]}": `"namespaces.include"`,
 		"[1, 2":                        "parse config",
+		"FailurePolicy: closed":        `"FailurePolicy" (did you mean "failurePolicy"?)`,
+		"namespaces: {Include: [a]}":   `"namespaces.Include" (did you mean "namespaces.include"?)`,
 	} {
 		c, err := Parse(strings.NewReader(text))
 		if err == nil {
@@ -89,16 +94,36 @@ func TestLoadPrecedence(t *testing.T) {
 	}
 }
 
+// FuzzParse: a config that parses and validates is the same config when written back
+// (JSON is YAML too), so what the file said is what resctrl-mon runs with; and the failure
+// policy a broken file would fall back to (PolicyHint) is never one the file did not say.
 func FuzzParse(f *testing.F) {
 	f.Add("retention: 5m\n")
 	f.Add("namespaces: {include: [a]}\nannotations: {optIn: x}\n")
 	f.Add("{}")
+	f.Add("failurePolicy: closed\nretention: 0s\nruntimeRoots: []\n")
+	f.Add("failurePolicy: closed\nfailurepolicy: open\n")
+	f.Add("FailurePolicy: closed\n")
+	f.Add("hookBudget: 1h\nsnapshotMaxAge: 1.5h\nnamespaces: {exclude: [kube-system]}\n")
 	f.Fuzz(func(t *testing.T, s string) {
 		c, err := Parse(strings.NewReader(s))
 		if err != nil {
 			return
 		}
-		_ = c.Validate() // must not panic whatever was parsed
+		if c.Validate() != nil {
+			return
+		}
+		b, err := json.Marshal(c)
+		if err != nil {
+			t.Fatal(err)
+		}
+		again, err := Parse(bytes.NewReader(b))
+		if err != nil || !reflect.DeepEqual(again, c) {
+			t.Errorf("%q parsed to %+v; written back as %s it parses to %+v, %v", s, c, b, again, err)
+		}
+		if hint := policyHint([]byte(s)); hint != "" && hint != c.FailurePolicy {
+			t.Errorf("%q: the config's failure policy is %q, the hint says %q", s, c.FailurePolicy, hint)
+		}
 	})
 }
 

@@ -41,6 +41,9 @@ func Parse(r io.Reader) (Config, error) {
 	if tree == nil {
 		return c, nil
 	}
+	if err := exactKeys(tree, reflect.TypeFor[Config](), ""); err != nil {
+		return Config{}, fmt.Errorf("parse config: %w", err)
+	}
 	j, err := json.Marshal(tree)
 	if err != nil {
 		return Config{}, fmt.Errorf("parse config: %w", err)
@@ -51,6 +54,33 @@ func Parse(r io.Reader) (Config, error) {
 		return Config{}, fmt.Errorf("parse config: %w", err)
 	}
 	return c, nil
+}
+
+// exactKeys refuses a key that matches a field only in another case. encoding/json matches
+// keys case-insensitively, so "FailurePolicy: closed" took effect in a file that loaded,
+// while PolicyHint (which must read a broken file without the decoder) did not see it: the
+// same file failed closed or open depending on an error elsewhere in it. One spelling only.
+func exactKeys(tree any, t reflect.Type, at string) error {
+	m, ok := tree.(map[string]any)
+	if !ok || t.Kind() != reflect.Struct {
+		return nil // not an object, or not a struct: the decoder judges it
+	}
+	for _, k := range slices.Sorted(maps.Keys(m)) {
+		for i := range t.NumField() {
+			f := t.Field(i)
+			name := strings.Split(f.Tag.Get("json"), ",")[0]
+			if name == k {
+				if err := exactKeys(m[k], f.Type, at+k+"."); err != nil {
+					return err
+				}
+				break
+			}
+			if strings.EqualFold(name, k) {
+				return fmt.Errorf("unknown key %q (did you mean %q?)", at+k, at+name)
+			}
+		}
+	}
+	return nil
 }
 
 // Load builds the configuration: defaults, then the file at path (DefaultPath when empty,
@@ -181,6 +211,10 @@ func PolicyHint(path string) FailurePolicy {
 	if err != nil || len(b) > maxFileSize {
 		return ""
 	}
+	return policyHint(b)
+}
+
+func policyHint(b []byte) FailurePolicy {
 	var m map[string]any
 	if yaml.Unmarshal(b, &m) != nil {
 		return ""

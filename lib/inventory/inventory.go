@@ -222,6 +222,13 @@ type RMIDs struct {
 	Total int `json:"total"` // num_rmids (the smaller one when PERF_PKG has its own)
 }
 
+// parseNumRMIDs parses a num_rmids file. Only a positive count is one: a zero or negative
+// one would pass for the machine's total (and a negative one made the use look like room).
+func parseNumRMIDs(b []byte) (int, bool) {
+	n, err := strconv.Atoi(strings.TrimSpace(string(b)))
+	return n, err == nil && n > 0
+}
+
 // RMIDs counts the groups in resctrl (each holds an RMID, ours or not) against num_rmids.
 // The kernel does not show RMIDs in limbo.
 func (inv *Inventory) RMIDs() (RMIDs, error) {
@@ -232,7 +239,7 @@ func (inv *Inventory) RMIDs() (RMIDs, error) {
 		if err != nil {
 			continue
 		}
-		if n, err := strconv.Atoi(strings.TrimSpace(string(b))); err == nil && (total == 0 || n < total) {
+		if n, ok := parseNumRMIDs(b); ok && (total == 0 || n < total) {
 			total = n
 		}
 	}

@@ -15,11 +15,15 @@ import (
 // Open returns a logger for target: "syslog" (journald picks it up; when no syslog socket
 // exists it falls back to the file fallback), "stderr", or "file:/path". The closer
 // releases the connection or file.
-func Open(target, tag, fallback string) (*slog.Logger, io.Closer, error) {
+func Open(target, tag, fallback string, opts ...Option) (*slog.Logger, io.Closer, error) {
+	o := options{syslogSocket: defaultSyslogSocket}
+	for _, opt := range opts {
+		opt(&o)
+	}
 	var w io.WriteCloser
 	switch {
 	case target == "syslog":
-		sw, err := dialSyslog(tag)
+		sw, err := dialSyslog(o.syslogSocket, tag)
 		if err == nil {
 			w = sw
 			break
@@ -42,6 +46,19 @@ func Open(target, tag, fallback string) (*slog.Logger, io.Closer, error) {
 	}
 	h := slog.NewTextHandler(w, &slog.HandlerOptions{Level: slog.LevelInfo})
 	return slog.New(h).With("prog", tag), w, nil
+}
+
+// Option changes how Open opens the log.
+type Option func(*options)
+
+type options struct {
+	syslogSocket string
+}
+
+// WithSyslogSocket makes the "syslog" target use the datagram socket at path instead of
+// /dev/log: for tests, which must see the fallback taken on hosts that do have /dev/log.
+func WithSyslogSocket(path string) Option {
+	return func(o *options) { o.syslogSocket = path }
 }
 
 func openFile(path string) (*os.File, error) {

@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"golang.org/x/sys/unix"
 )
@@ -30,19 +31,41 @@ func TestFileAndStderrTargets(t *testing.T) {
 	}
 }
 
-// The syslog writer sends one RFC 3164 datagram per record to a listening socket.
-func TestSyslogDatagram(t *testing.T) {
-	t.Parallel()
-	sock := filepath.Join(t.TempDir(), "log")
+// listen binds a datagram socket at a fresh path, as a syslog daemon binds /dev/log.
+func listen(t *testing.T) (path string, fd int) {
+	t.Helper()
+	path = filepath.Join(t.TempDir(), "log")
 	fd, err := unix.Socket(unix.AF_UNIX, unix.SOCK_DGRAM, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer func() { _ = unix.Close(fd) }()
-	if err := unix.Bind(fd, &unix.SockaddrUnix{Name: sock}); err != nil {
+	t.Cleanup(func() { _ = unix.Close(fd) })
+	if err := unix.Bind(fd, &unix.SockaddrUnix{Name: path}); err != nil {
 		t.Fatal(err)
 	}
-	w, err := dialSyslogAt(sock, "tagx")
+	return path, fd
+}
+
+// receive waits for one datagram; one that never comes fails the test instead of hanging it.
+func receive(t *testing.T, fd int) string {
+	t.Helper()
+	tv := unix.NsecToTimeval((5 * time.Second).Nanoseconds())
+	if err := unix.SetsockoptTimeval(fd, unix.SOL_SOCKET, unix.SO_RCVTIMEO, &tv); err != nil {
+		t.Fatal(err)
+	}
+	buf := make([]byte, 512)
+	n, _, err := unix.Recvfrom(fd, buf, 0)
+	if err != nil {
+		t.Fatalf("no datagram on the syslog socket: %v", err)
+	}
+	return string(buf[:n])
+}
+
+// The syslog writer sends one RFC 3164 datagram per record to a listening socket.
+func TestSyslogDatagram(t *testing.T) {
+	t.Parallel()
+	sock, fd := listen(t)
+	w, err := dialSyslog(sock, "tagx")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -50,32 +73,60 @@ func TestSyslogDatagram(t *testing.T) {
 	if _, err := w.Write([]byte("level=INFO msg=hi\n")); err != nil {
 		t.Fatal(err)
 	}
-	buf := make([]byte, 512)
-	n, _, err := unix.Recvfrom(fd, buf, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	got := string(buf[:n])
+	got := receive(t, fd)
 	if !strings.HasPrefix(got, "<30>") || !strings.Contains(got, "tagx[") || !strings.HasSuffix(got, "]: level=INFO msg=hi") {
 		t.Errorf("datagram %q", got)
 	}
 }
 
-// Without a syslog socket the log falls back to the file.
-func TestSyslogFallback(t *testing.T) {
+// With a syslog socket, the "syslog" target writes there and leaves the fallback alone.
+func TestSyslogTarget(t *testing.T) {
 	t.Parallel()
-	if _, err := os.Stat(syslogSocket); err == nil {
-		t.Skip("this host has a syslog socket")
-	}
-	path := filepath.Join(t.TempDir(), "fallback.log")
-	log, c, err := Open("syslog", "test", path)
+	sock, fd := listen(t)
+	fallback := filepath.Join(t.TempDir(), "fallback.log")
+	log, c, err := Open("syslog", "test", fallback, WithSyslogSocket(sock))
 	if err != nil {
 		t.Fatal(err)
 	}
-	log.Info("fell back")
-	_ = c.Close()
-	if b, _ := os.ReadFile(path); !strings.Contains(string(b), "fell back") {
-		t.Errorf("fallback file: %q", b)
+	log.Info("to syslog")
+	if err := c.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if got := receive(t, fd); !strings.Contains(got, "msg=\"to syslog\"") || !strings.Contains(got, "test[") {
+		t.Errorf("datagram %q", got)
+	}
+	if _, err := os.Stat(fallback); err == nil {
+		t.Errorf("the fallback file was made although syslog listened")
+	}
+}
+
+// Without a syslog socket the log falls back to the file, making its directory; when the
+// fallback cannot be opened either, the error says why both failed.
+func TestSyslogFallback(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	missing := filepath.Join(dir, "no-syslog-here")
+	path := filepath.Join(dir, "sub", "fallback.log")
+	log, c, err := Open("syslog", "test", path, WithSyslogSocket(missing))
+	if err != nil {
+		t.Fatal(err)
+	}
+	log.Info("fell back", "k", "v")
+	if err := c.Close(); err != nil {
+		t.Fatal(err)
+	}
+	b, err := os.ReadFile(path)
+	if err != nil || !strings.Contains(string(b), `msg="fell back"`) || !strings.Contains(string(b), "k=v") || !strings.Contains(string(b), "prog=test") {
+		t.Errorf("fallback file: %q, %v", b, err)
+	}
+
+	file := filepath.Join(dir, "a-file")
+	if err := os.WriteFile(file, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	_, _, err = Open("syslog", "test", filepath.Join(file, "fallback.log"), WithSyslogSocket(missing))
+	if err == nil || !strings.Contains(err.Error(), missing) || !strings.Contains(err.Error(), "fallback") {
+		t.Errorf("neither syslog nor the fallback: %v", err)
 	}
 }
 

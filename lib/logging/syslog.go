@@ -9,8 +9,8 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// syslogSocket is where syslog daemons and journald listen for local messages.
-const syslogSocket = "/dev/log"
+// defaultSyslogSocket is where syslog daemons and journald listen for local messages.
+const defaultSyslogSocket = "/dev/log"
 
 // syslogWriter sends each Write as one datagram to the local syslog socket. It is
 // log/syslog's local path without the net package, whose initialisation the hook would pay
@@ -21,9 +21,7 @@ type syslogWriter struct {
 	pid int
 }
 
-func dialSyslog(tag string) (*syslogWriter, error) { return dialSyslogAt(syslogSocket, tag) }
-
-func dialSyslogAt(path, tag string) (*syslogWriter, error) {
+func dialSyslog(path, tag string) (*syslogWriter, error) {
 	fd, err := unix.Socket(unix.AF_UNIX, unix.SOCK_DGRAM|unix.SOCK_CLOEXEC, 0)
 	if err != nil {
 		return nil, fmt.Errorf("syslog socket: %w", err)

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 
@@ -40,7 +41,7 @@ func FuzzReadState(f *testing.F) {
 	f.Add(`{"id":"c","status":"stopped"}`)
 	f.Fuzz(func(t *testing.T, in string) {
 		st, err := ReadState(strings.NewReader(in))
-		if err == nil && (!ValidContainerID(st.ID) || st.Pid < 0) {
+		if err == nil && (!ValidContainerID(st.ID) || st.Pid < 0 || (st.Bundle != "" && !filepath.IsAbs(st.Bundle))) {
 			t.Errorf("accepted %+v", st)
 		}
 	})
@@ -90,13 +91,37 @@ func TestReadSpec(t *testing.T) {
 	}
 }
 
+// FuzzReadSpec: ReadSpec decodes a narrow view of the spec (for speed); whenever the full
+// runtime-spec type reads the same bytes, the view must have read the same annotations,
+// cgroupsPath and intelRdt.
 func FuzzReadSpec(f *testing.F) {
 	f.Add([]byte(`{"ociVersion":"1.0.2","annotations":{"a":"b"},"linux":{"cgroupsPath":"/x","intelRdt":{"closID":"gold"}}}`))
 	f.Add([]byte(`{"linux":null}`))
+	f.Add([]byte(`{"linux":{"intelRdt":null,"cgroupsPath":""},"annotations":{}}`))
+	f.Add([]byte(`{"Annotations":{"a":"b"},"LINUX":{"CGROUPSPATH":"/y"}}`))
+	f.Add([]byte(`{"annotations":{"a":"1","a":"2"}} trailing`))
+	f.Add(mustMarshal(f, specs.Spec{Version: "1.0.2", Process: &specs.Process{Args: []string{"sh"}},
+		Linux: &specs.Linux{CgroupsPath: "system.slice:crio:abc", IntelRdt: &specs.LinuxIntelRdt{ClosID: "/", L3CacheSchema: "L3:0=f"}}}))
 	f.Fuzz(func(t *testing.T, in []byte) {
 		s, err := ReadSpec(writeSpec(t, in))
-		if err == nil {
-			_ = ClosID(s) // must not panic whatever was read
+		if err != nil {
+			return
+		}
+		var full specs.Spec
+		if json.NewDecoder(bytes.NewReader(in)).Decode(&full) != nil {
+			return // the view reads only its fields: a bad one elsewhere is not its business
+		}
+		if !reflect.DeepEqual(s.Annotations, full.Annotations) {
+			t.Errorf("annotations %v, the full spec has %v", s.Annotations, full.Annotations)
+		}
+		if (s.Linux == nil) != (full.Linux == nil) {
+			t.Fatalf("linux %+v, the full spec has %+v", s.Linux, full.Linux)
+		}
+		if s.Linux != nil && (s.Linux.CgroupsPath != full.Linux.CgroupsPath || !reflect.DeepEqual(s.Linux.IntelRdt, full.Linux.IntelRdt)) {
+			t.Errorf("linux %+v, the full spec has cgroupsPath %q intelRdt %+v", s.Linux, full.Linux.CgroupsPath, full.Linux.IntelRdt)
+		}
+		if ClosID(s) != ClosID(&full) {
+			t.Errorf("class %q, the full spec's is %q", ClosID(s), ClosID(&full))
 		}
 	})
 }
@@ -110,7 +135,7 @@ func writeSpec(t *testing.T, b []byte) string {
 	return dir
 }
 
-func mustMarshal(t *testing.T, v any) []byte {
+func mustMarshal(t testing.TB, v any) []byte {
 	t.Helper()
 	b, err := json.Marshal(v)
 	if err != nil {

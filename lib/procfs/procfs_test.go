@@ -1,8 +1,11 @@
 package procfs
 
 import (
+	"bytes"
+	"errors"
 	"os"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -40,10 +43,34 @@ func TestSelf(t *testing.T) {
 	}
 }
 
+// FuzzParseStat: what parses is the line's own fields counted from the last ')' (field 22 is
+// the start time a pid's identity rests on), whatever the command name before it holds:
+// a process names itself (prctl PR_SET_NAME), so it may put spaces and ')' there.
 func FuzzParseStat(f *testing.F) {
-	f.Add([]byte("1 (sh) S 1 1 1 0 -1 0 0 0 0 0 0 0 0 0 20 0 1 0 5 0 0"))
-	f.Fuzz(func(t *testing.T, b []byte) {
-		_, _ = ParseStat(b)
+	f.Add([]byte("1 (sh) S 1 1 1 0 -1 0 0 0 0 0 0 0 0 0 20 0 1 0 5 0 0"), "x) R 1 2")
+	f.Add([]byte("1234 (a (weird) name) S 1 1234 1234 0 -1 4194560 100 0 0 0 250 50 7 3 20 0 1 0 98765 1000 100 "+
+		"18446744073709551615 1 1 0 0 0 0 0 0 0 0 0 0 17 3 0 0"), " ) ")
+	f.Add([]byte("1 (x) Z 0 0 0 0 0 0 0 0 0 0 9223372036854775807 9223372036854775807 0 0 0 0 0 0 1"), "")
+	f.Fuzz(func(t *testing.T, b []byte, comm string) {
+		st, err := ParseStat(b)
+		if err != nil {
+			return
+		}
+		rest := b[bytes.LastIndexByte(b, ')')+1:]
+		f := strings.Fields(string(rest))
+		utime, err1 := strconv.ParseUint(f[11], 10, 64)
+		stime, err2 := strconv.ParseUint(f[12], 10, 64)
+		start, err3 := strconv.ParseUint(f[19], 10, 64)
+		if err := errors.Join(err1, err2, err3); err != nil || st.StartTime != start || st.CPUTicks != utime+stime || st.CPUTicks < utime {
+			t.Errorf("%q: parsed %+v; fields 14, 15, 22 are %s %s %s (%v)", b, st, f[11], f[12], f[19], err)
+		}
+		if st.State != f[0][0] || len(f[0]) != 1 || st.Processor < -1 || (st.Processor >= 0) != (len(f) > 36) {
+			t.Errorf("%q: parsed %+v", b, st)
+		}
+		again, err := ParseStat(append([]byte("7 ("+comm+")"), rest...))
+		if err != nil || again != st {
+			t.Errorf("command name %q changed the parse: %+v, %v; want %+v", comm, again, err, st)
+		}
 	})
 }
 

@@ -93,7 +93,7 @@ func TestReadPSIOff(t *testing.T) {
 	cg := newCgroup(t)
 	ctl := filepath.Join(cg, "cgroup.pressure")
 	if _, err := os.Stat(ctl); err != nil {
-		t.Skipf("no per-cgroup PSI switch on this kernel: %v", err)
+		skipOrFail(t, "no per-cgroup PSI switch (cgroup.pressure, Linux 6.1) on this kernel: %v", err)
 	}
 	if err := os.WriteFile(ctl, []byte("0"), 0); err != nil {
 		t.Fatal(err)

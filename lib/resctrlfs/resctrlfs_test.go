@@ -4,6 +4,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/resctrl-mon/resctrl-mon/lib/resctrlfs"
@@ -40,4 +41,31 @@ func TestCheck(t *testing.T) {
 			t.Errorf("%s: %v (not mounted: want %v)", name, err, tc.notMounted)
 		}
 	}
+}
+
+// FuzzLastCmdStatus: the kernel's text goes into error messages whole or not at all: at most
+// 4096 bytes, trimmed, never text the file did not hold.
+func FuzzLastCmdStatus(f *testing.F) {
+	for _, s := range []string{"ok\n", "Out of RMIDs\n", "  No task 42\n\n", "", "\n", strings.Repeat("x", 4097), strings.Repeat(" ", 4096) + "y"} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, b []byte) {
+		root := t.TempDir()
+		if err := os.MkdirAll(filepath.Join(root, "info"), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(root, "info", "last_cmd_status"), b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		got := resctrlfs.LastCmdStatus(root)
+		if len(got) > 4096 || strings.TrimSpace(got) != got || !strings.Contains(string(b), got) {
+			t.Errorf("%q from %q", got, b)
+		}
+		if len(b) <= 4096 && strings.TrimSpace(string(b)) != "" && got == "" {
+			t.Errorf("%q lost", b)
+		}
+		if len(b) > 4096 && got != "" {
+			t.Errorf("%d bytes taken whole", len(b))
+		}
+	})
 }

@@ -137,18 +137,28 @@ func readCrun(dir string) (Container, uint64, bool, error) {
 	if err != nil {
 		return Container{}, 0, false, err
 	}
-	st, err := parseCrunStatus(b)
+	c, start, ok, err := parseCrun(filepath.Base(dir), b)
 	if err != nil {
 		return Container{}, 0, false, fmt.Errorf("%s: %w", dir, err)
 	}
-	c := Container{ID: filepath.Base(dir), Runtime: "crun", Pid: st.Pid, Bundle: st.Bundle, CgroupsPath: st.CgroupPath}
 	spec, err := ocistate.ReadSpec(dir)
 	if err != nil {
 		return Container{}, 0, false, fmt.Errorf("crun container %s: %w", c.ID, err)
 	}
 	c.Annotations = spec.Annotations
 	c.ClosID = ocistate.ClosID(spec)
-	return c, st.StartTime, st.Pid > 0, nil
+	return c, start, ok, nil
+}
+
+// parseCrun parses crun's status of the container id (crun names the directory by it; the
+// status does not repeat it). The annotations and class are in the config.json beside it.
+func parseCrun(id string, b []byte) (Container, uint64, bool, error) {
+	st, err := parseCrunStatus(b)
+	if err != nil {
+		return Container{}, 0, false, err
+	}
+	c := Container{ID: id, Runtime: "crun", Pid: st.Pid, Bundle: st.Bundle, CgroupsPath: st.CgroupPath}
+	return c, st.StartTime, ocistate.ValidContainerID(id) && st.Pid > 0, nil
 }
 
 func parseCrunStatus(b []byte) (crunStatus, error) {

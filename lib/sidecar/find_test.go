@@ -123,6 +123,32 @@ func TestKubeletMountRoot(t *testing.T) {
 	}
 }
 
+// FuzzKubeletMountRoot: a mount root from another process's mountinfo names a pod only as
+// .../pods/<uid>/containers/<name>/<id>, and every such root names it, whatever comes before.
+func FuzzKubeletMountRoot(f *testing.F) {
+	f.Add("/var/lib/kubelet/pods/0d3f-uid/containers/app/5c1e2d3f", "app", "/x", "u", "1")
+	f.Add("/pods//containers/app/5c1e2d3f", "app", "", "u", "1")
+	f.Add("/pods/u/containers/a/b/c", "a/b", "/pods/u/containers", "u", "c")
+	f.Fuzz(func(t *testing.T, root, name, prefix, uid, id string) {
+		if got, ok := kubeletMountRoot(root, name); ok {
+			last := root[strings.LastIndexByte(root, '/')+1:]
+			if got == "" || strings.Contains(got, "/") || last == "" ||
+				!strings.HasSuffix(root, "pods/"+got+"/containers/"+name+"/"+last) {
+				t.Errorf("%q, %q: pod %q", root, name, got)
+			}
+		} else if got != "" {
+			t.Errorf("%q, %q: pod %q without ok", root, name, got)
+		}
+		if uid == "" || id == "" || name == "" || strings.ContainsAny(uid+id+name, "/") {
+			return
+		}
+		built := prefix + "/pods/" + uid + "/containers/" + name + "/" + id
+		if got, ok := kubeletMountRoot(built, name); !ok || got != uid {
+			t.Errorf("%q, %q: %q, %v; want %q", built, name, got, ok, uid)
+		}
+	})
+}
+
 func mountinfoOf(t *testing.T, proc, pid string, roots ...string) {
 	t.Helper()
 	var b strings.Builder

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -39,12 +40,29 @@ func (s *Store) RecordFailure(f Failure) error {
 	if err != nil {
 		return fmt.Errorf("record failure: %w", err)
 	}
-	fh, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o600)
+	fh, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE|os.O_APPEND, 0o600)
 	if err != nil {
 		return fmt.Errorf("record failure: %w", err)
 	}
-	_, werr := fh.Write(append(b, '\n'))
+	line := append(b, '\n')
+	if tornTail(fh) {
+		// A write cut short (tmpfs full) left a line without its end: this one must not
+		// be glued to it, or it is lost with it.
+		line = append([]byte{'\n'}, line...)
+	}
+	_, werr := fh.Write(line)
 	return errors.Join(werr, fh.Close())
+}
+
+// tornTail reports whether the file does not end with a newline.
+func tornTail(f *os.File) bool {
+	fi, err := f.Stat()
+	if err != nil || fi.Size() == 0 {
+		return false
+	}
+	last := make([]byte, 1)
+	_, err = f.ReadAt(last, fi.Size()-1)
+	return err == nil && last[0] != '\n'
 }
 
 // Failures returns the recorded failures since t, oldest first; unparsable lines are skipped.
@@ -58,14 +76,23 @@ func (s *Store) Failures(since time.Time) ([]Failure, error) {
 		if err != nil {
 			return out, fmt.Errorf("read failures: %w", err)
 		}
-		sc := bufio.NewScanner(f)
-		for sc.Scan() {
+		// Not a bufio.Scanner: a line longer than its buffer would end the reading there, and
+		// every later failure would go unseen.
+		r := bufio.NewReader(f)
+		for {
+			line, rerr := r.ReadBytes('\n')
 			var fl Failure
-			if json.Unmarshal(sc.Bytes(), &fl) == nil && !fl.Time.Before(since) {
+			if json.Unmarshal(line, &fl) == nil && !fl.Time.Before(since) {
 				out = append(out, fl)
 			}
+			if rerr != nil {
+				_ = f.Close()
+				if !errors.Is(rerr, io.EOF) {
+					return out, fmt.Errorf("read failures: %w", rerr)
+				}
+				break
+			}
 		}
-		_ = f.Close()
 	}
 	return out, nil
 }

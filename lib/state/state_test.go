@@ -1,9 +1,11 @@
 package state
 
 import (
+	"bytes"
 	"errors"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -129,6 +131,47 @@ func FuzzParseRecord(f *testing.F) {
 		r, err := ParseRecord(b)
 		if err == nil && (r.Group == "" || r.Containers == nil) {
 			t.Errorf("accepted %+v", r)
+		}
+	})
+}
+
+// FuzzFailures: whatever the failure log holds (a line cut short when tmpfs filled up, a
+// line longer than a scanner's buffer, garbage), Failures returns only failures since the
+// time asked, and a failure recorded after it is always seen.
+func FuzzFailures(f *testing.F) {
+	f.Add([]byte(`{"time":"2026-01-01T00:00:00Z","reason":"create","subject":"c","error":"x"}`+"\n"), int64(0))
+	f.Add([]byte(`{"time":"2026-01-01T00:00:00Z","reason":"cr`), int64(0))
+	f.Add([]byte(`{"time":"2026-01-01T00:00:00Z","reason":"create","subject":"c","error":"`+strings.Repeat("x", 70000)+`"}`+"\n"), int64(0))
+	f.Add([]byte("\n\n{}\nnull\n[]\n"), int64(1767225600))
+	f.Fuzz(func(t *testing.T, log []byte, since int64) {
+		s, err := Open(t.TempDir())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(s.Dir(), failuresFile), log, 0o600); err != nil {
+			t.Fatal(err)
+		}
+		t0 := time.Unix(since, 0)
+		got, err := s.Failures(t0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if n := bytes.Count(log, []byte("\n")) + 1; len(got) > n {
+			t.Errorf("%d failures from %d lines", len(got), n)
+		}
+		for _, fl := range got {
+			if fl.Time.Before(t0) {
+				t.Errorf("failure of %v returned for since %v", fl.Time, t0)
+			}
+		}
+		now := time.Now().UTC().Truncate(time.Second)
+		want := Failure{Time: now, Reason: "assign", Subject: "c9", Error: "new"}
+		if err := s.RecordFailure(want); err != nil {
+			t.Fatal(err)
+		}
+		got, err = s.Failures(now)
+		if err != nil || len(got) == 0 || !got[len(got)-1].Time.Equal(now) || got[len(got)-1].Subject != "c9" {
+			t.Errorf("after %q, the failure recorded last is not read back: %+v, %v", log, got, err)
 		}
 	})
 }

@@ -32,6 +32,20 @@ func requireRoot(t testing.TB) {
 	}
 }
 
+// RequireRoot stops a test that is not root (see unavailable): for tests outside this
+// package that need root without going through NewRuntime, Podman or Rootfs.
+func RequireRoot(t testing.TB) {
+	t.Helper()
+	requireRoot(t)
+}
+
+// Unavailable is unavailable for tests outside this package: a skip, or a failure under
+// RESCTRLSIM_REQUIRE=1 (make test's default).
+func Unavailable(t testing.TB, format string, args ...any) {
+	t.Helper()
+	unavailable(t, format, args...)
+}
+
 // lookBin finds a program on PATH, or in the sbin directories that a non-login root shell may
 // lack on PATH (Debian installs runc as /usr/sbin/runc).
 func lookBin(t testing.TB, name string) string {

@@ -29,7 +29,7 @@ func TestSidecarPrivileges(t *testing.T) {
 	rootfs := e2e.Rootfs(t, map[string]string{"resctrl-mon": binaries.cli})
 	unified, err := cgroup2Mount()
 	if err != nil {
-		t.Skipf("no cgroup2 mount to give the sidecars: %v", err)
+		e2e.Unavailable(t, "no cgroup2 mount to give the sidecars: %v", err)
 	}
 	pod := sharedPod(t, pm)
 	// Flag directories every user can read (a ConfigMap volume is world-readable too).

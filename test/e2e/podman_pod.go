@@ -1,10 +1,7 @@
 package e2e
 
 import (
-	"errors"
 	"fmt"
-	"io/fs"
-	"os"
 	"strings"
 )
 
@@ -21,8 +18,8 @@ type PodOptions struct {
 	Flags []string
 }
 
-// Pod is a pod made by CreatePod.
-type Pod struct {
+// PodmanPod is a pod made by CreatePod.
+type PodmanPod struct {
 	Name string
 	ID   string
 	// InfraID is the ID of the pod's infra container, "" for a pod without one. Podman
@@ -33,9 +30,9 @@ type Pod struct {
 // CreatePod runs `podman pod create`. A pod with an infra container gets no network of its
 // own (--network none: netavark is never called); its members join the infra's. The pod,
 // its infra container and its members are removed when the test ends.
-func (p *PodmanRunner) CreatePod(o PodOptions) (Pod, error) {
+func (p *PodmanRunner) CreatePod(o PodOptions) (PodmanPod, error) {
 	if o.Name == "" {
-		return Pod{}, fmt.Errorf("podman pod create: Name is required")
+		return PodmanPod{}, fmt.Errorf("podman pod create: Name is required")
 	}
 	if !o.NoInfra {
 		// podman builds the infra container's image from catatonit, unless told another.
@@ -55,9 +52,9 @@ func (p *PodmanRunner) CreatePod(o PodOptions) (Pod, error) {
 	args = append(args, o.Flags...)
 	out, err := p.Command(args...)
 	if err != nil {
-		return Pod{}, err
+		return PodmanPod{}, err
 	}
-	pod := Pod{Name: o.Name, ID: strings.TrimSpace(string(out))}
+	pod := PodmanPod{Name: o.Name, ID: strings.TrimSpace(string(out))}
 	out, cgErr := p.Command("pod", "inspect", "--format", "{{.CgroupPath}}", pod.ID)
 	cgroup := strings.TrimSpace(string(out))
 	p.t.Cleanup(func() {
@@ -101,25 +98,4 @@ func (p *PodmanRunner) podWithoutInfra(pod string) bool {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	return p.noInfra[pod]
-}
-
-// removeCgroup removes the empty cgroup at path (as /proc/<pid>/cgroup names it) in every
-// hierarchy that has it.
-func removeCgroup(path string) error {
-	if !strings.HasPrefix(path, "/") || path == "/" {
-		return nil
-	}
-	mounts, err := readCgroupMounts()
-	if err != nil {
-		return err
-	}
-	var errs []error
-	for _, m := range mounts {
-		if dir, ok := m.dirOf(path); ok {
-			if err := os.Remove(dir); err != nil && !errors.Is(err, fs.ErrNotExist) {
-				errs = append(errs, err)
-			}
-		}
-	}
-	return errors.Join(errs...)
 }

@@ -360,7 +360,7 @@ func TestSidecarByName(t *testing.T) {
 
 // sharedPod makes a pod as Kubernetes makes one with shareProcessNamespace: its members
 // share the infra container's network, IPC, UTS and process namespaces.
-func sharedPod(t *testing.T, pm *e2e.PodmanRunner) e2e.Pod {
+func sharedPod(t *testing.T, pm *e2e.PodmanRunner) e2e.PodmanPod {
 	t.Helper()
 	pod, err := pm.CreatePod(e2e.PodOptions{Name: randomName("psi-"), Flags: []string{"--share", "ipc,net,uts,pid"}})
 	if err != nil {

@@ -18,6 +18,7 @@ declare -A pkgs=(
 	[jq]="command -v jq"                    # the demo edits config.json with it
 	[systemd]="command -v systemd-analyze"  # the install test verifies the shipped units
 	[make]="command -v make"                # the install test runs make install
+	[prometheus]="command -v prometheus"    # the exporter's end-to-end test scrapes serve with a real Prometheus
 )
 
 missing=()
@@ -33,6 +34,11 @@ if ((${#missing[@]})); then
 	export DEBIAN_FRONTEND=noninteractive
 	apt-get update -qq
 	apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+	# Debian starts a Prometheus service on :9090 when it installs the package; the tests
+	# start their own on loopback ports, so the one this script brought is stopped again.
+	if [[ " ${missing[*]} " == *" prometheus "* ]] && command -v systemctl >/dev/null; then
+		systemctl disable --now prometheus.service >/dev/null 2>&1 || true
+	fi
 fi
 
 # The simulator needs the fuse device; on a fresh machine the module may not be loaded.

@@ -2,6 +2,7 @@ package e2e_test
 
 import (
 	"bufio"
+	"encoding/json"
 	"fmt"
 	"io"
 	"net/http"
@@ -264,7 +265,71 @@ func TestExporterPrometheus(t *testing.T) {
 		waitQuery(t, p, fmt.Sprintf(`min_over_time(rate(%s[3s])[2m:1s]) < 0`, m), 5*time.Second, count(0))
 	}
 
+	checkDashboard(t, p, "../../install/grafana/resctrl-mon.json")
 	s.stop(t)
+}
+
+// checkDashboard runs every query of the Grafana dashboard (its panels' and its variables')
+// against Prometheus, with Grafana's variables filled in, and wants data from each.
+func checkDashboard(t *testing.T, p *e2e.Prometheus, path string) {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var d struct {
+		Panels []struct {
+			Title   string `json:"title"`
+			Targets []struct {
+				Expr string `json:"expr"`
+			} `json:"targets"`
+		} `json:"panels"`
+		Templating struct {
+			List []struct {
+				Name       string `json:"name"`
+				Definition string `json:"definition"`
+			} `json:"list"`
+		} `json:"templating"`
+	}
+	if err := json.Unmarshal(b, &d); err != nil {
+		t.Fatalf("%s: %v", path, err)
+	}
+	fill := strings.NewReplacer("$__rate_interval", "5s", "$__range", "5m", "$namespace", ".*", "$pod", ".*")
+	queries := 0
+	for _, panel := range d.Panels {
+		for _, tg := range panel.Targets {
+			queries++
+			waitQuery(t, p, fill.Replace(tg.Expr), 10*time.Second, func(s []e2e.Sample) error {
+				if len(s) == 0 {
+					return fmt.Errorf("panel %q: no data", panel.Title)
+				}
+				return nil
+			})
+		}
+	}
+	labelValues := regexp.MustCompile(`^label_values\((.+), *(\w+)\)$`)
+	for _, v := range d.Templating.List {
+		if v.Definition == "" {
+			continue
+		}
+		m := labelValues.FindStringSubmatch(v.Definition)
+		if m == nil {
+			t.Errorf("variable %s: %q is not label_values(query, label)", v.Name, v.Definition)
+			continue
+		}
+		queries++
+		waitQuery(t, p, fill.Replace(m[1]), 10*time.Second, func(s []e2e.Sample) error {
+			for _, x := range s {
+				if x.Labels[m[2]] != "" {
+					return nil
+				}
+			}
+			return fmt.Errorf("variable %s: no values of %s", v.Name, m[2])
+		})
+	}
+	if queries < 10 {
+		t.Errorf("the dashboard has %d queries: was it read?", queries)
+	}
 }
 
 // checkFamilies asks Prometheus for each family: its type as scraped, and its labels.

@@ -15,7 +15,6 @@ import (
 
 	"github.com/resctrl-mon/resctrl-mon/lib/cliconfig"
 	"github.com/resctrl-mon/resctrl-mon/lib/exporter"
-	"github.com/resctrl-mon/resctrl-mon/lib/inventory"
 	"github.com/resctrl-mon/resctrl-mon/lib/psi"
 	"github.com/resctrl-mon/resctrl-mon/lib/resctrlfs"
 )
@@ -49,17 +48,22 @@ func serve(c *cli.Context) error {
 		return err
 	}
 	defer l.Close()
-	inv, err := inventory.Open(cfg)
-	if err != nil {
-		return fmt.Errorf("open the inventory (resctrlRoot %s, stateDir %s): %w", cfg.ResctrlRoot, cfg.StateDir, err)
+	// Opened at the first scrape that can: at boot resctrl may not be mounted yet, nor the
+	// state dir made by a first hook; /healthz says so meanwhile.
+	src := exporter.NewLazy(cfg)
+	if _, err := src.Open(); err != nil {
+		log.Warn("no inventory yet; serving health only until there is", "err", err)
 	}
-	col, err := exporter.New(inv, exporter.Options{SnapshotDir: cfg.SnapshotDir, PSI: &psi.Host{}, PSIAverages: c.Bool("pressure-averages"), Log: log})
+	col, err := exporter.New(src, exporter.Options{SnapshotDir: cfg.SnapshotDir, PSI: &psi.Host{}, PSIAverages: c.Bool("pressure-averages"), Log: log})
 	if err != nil {
 		return err
 	}
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(col, collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	o.Healthy = func() error {
+		if _, err := src.Open(); err != nil {
+			return err
+		}
 		return errors.Join(resctrlfs.Check(cfg.ResctrlRoot), dirExists(cfg.StateDir))
 	}
 	ctx, stop := signal.NotifyContext(c.Context, syscall.SIGTERM, syscall.SIGINT)

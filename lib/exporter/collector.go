@@ -43,9 +43,9 @@ type Collector struct {
 	opts Options
 	log  *slog.Logger
 
-	counters                                                                  map[string]counterMetric
-	other                                                                     *prometheus.Desc
-	podInfo, groups, rmidsUsed, rmidsTotal, snapshots, psiAvailable, duration *prometheus.Desc
+	counters                                                                               map[string]counterMetric
+	other                                                                                  *prometheus.Desc
+	podInfo, groups, rmidsUsed, rmidsTotal, snapshots, psiAvailable, duration, inventoryUp *prometheus.Desc
 
 	resets, readErrors, failures, sourceErrors *prometheus.CounterVec
 
@@ -79,6 +79,7 @@ func New(src Source, o Options) (*Collector, error) {
 	c.rmidsTotal = prometheus.NewDesc(Prefix+"num_rmids", "num_rmids: how many groups resctrl can have (the smaller one when PERF_PKG has its own).", nil, nil)
 	c.snapshots = prometheus.NewDesc(Prefix+"snapshots", "Snapshot files present in the snapshot directory, by kind.", []string{"kind"}, nil)
 	c.psiAvailable = prometheus.NewDesc(Prefix+"pressure_available", "1 if the kernel keeps pressure stall information (PSI), else 0.", nil, nil)
+	c.inventoryUp = prometheus.NewDesc(Prefix+"inventory_up", "1 if the registry of groups could be read in this scrape (groups and pods are exported), else 0.", nil, nil)
 	c.duration = prometheus.NewDesc(Prefix+"scrape_duration_seconds", "How long collecting these metrics took.", nil, nil)
 	c.resets = prometheus.NewCounterVec(prometheus.CounterOpts{Name: Prefix + "counter_resets_total",
 		Help: "Counter readings lower than the last one (decrease) or a group's new life (new_life): absorbed, never exported as a reset."}, []string{"cause"})
@@ -121,7 +122,7 @@ func (c *Collector) Describe(ch chan<- *prometheus.Desc) {
 	for _, m := range c.counters {
 		ch <- m.desc
 	}
-	for _, d := range []*prometheus.Desc{c.other, c.podInfo, c.groups, c.rmidsUsed, c.rmidsTotal, c.snapshots, c.psiAvailable, c.duration} {
+	for _, d := range []*prometheus.Desc{c.other, c.podInfo, c.groups, c.rmidsUsed, c.rmidsTotal, c.snapshots, c.psiAvailable, c.duration, c.inventoryUp} {
 		ch <- d
 	}
 	for _, v := range []*prometheus.CounterVec{c.resets, c.readErrors, c.failures, c.sourceErrors} {
@@ -155,9 +156,16 @@ func (c *Collector) Collect(ch chan<- prometheus.Metric) {
 		// last readings.
 		c.prune(live)
 	}
-	for _, s := range inventory.States {
-		c.emit(ch, c.groups, prometheus.GaugeValue, float64(byState[s]), string(s))
+	up := 0.0
+	if err == nil || len(pods) > 0 {
+		// Counts from a registry that could not be read at all would be zeros that look
+		// like a node without pods.
+		up = 1
+		for _, s := range inventory.States {
+			c.emit(ch, c.groups, prometheus.GaugeValue, float64(byState[s]), string(s))
+		}
 	}
+	c.emit(ch, c.inventoryUp, prometheus.GaugeValue, up)
 	c.collectHealth(ch)
 	c.collectPSI(ch, pods)
 	for _, v := range []*prometheus.CounterVec{c.resets, c.readErrors, c.failures, c.sourceErrors} {

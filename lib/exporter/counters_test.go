@@ -1,6 +1,8 @@
 package exporter
 
 import (
+	"errors"
+	"strings"
 	"testing"
 	"time"
 
@@ -139,4 +141,32 @@ func TestFailureCursor(t *testing.T) {
 	src.fails = append(src.fails, at(2, "identity"), at(3, "bogus"), at(3, "assign"))
 	check("a tie and new ones", map[string]float64{"create": 1, "identity": 3, "other": 1, "assign": 1})
 	check("nothing new again", map[string]float64{"identity": 3, "other": 1, "assign": 1})
+}
+
+// broken is a Source whose registry cannot be read at all.
+type broken struct{ fake }
+
+func (broken) Pods(inventory.Options) ([]inventory.Pod, error) {
+	return nil, errors.New("state dir: no such file or directory")
+}
+
+// TestUnreadableRegistry: no groups-by-state zeros (they would look like a node without
+// pods), inventory_up 0, the error counted; then the registry is back.
+func TestUnreadableRegistry(t *testing.T) {
+	t.Parallel()
+	c, err := New(&broken{}, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	reg := prometheus.NewPedanticRegistry()
+	reg.MustRegister(c)
+	if n, err := testutil.GatherAndCount(reg, "resctrl_mon_groups"); err != nil || n != 0 {
+		t.Errorf("groups: %d series (%v), want none", n, err)
+	}
+	if err := testutil.GatherAndCompare(reg, strings.NewReader("# HELP resctrl_mon_inventory_up 1 if the registry of groups could be read in this scrape (groups and pods are exported), else 0.\n# TYPE resctrl_mon_inventory_up gauge\nresctrl_mon_inventory_up 0\n"), "resctrl_mon_inventory_up"); err != nil {
+		t.Error(err)
+	}
+	if got := testutil.ToFloat64(c.sourceErrors.WithLabelValues(SourceRegistry)); got != 2 {
+		t.Errorf("registry errors %v, want 2 (two scrapes)", got)
+	}
 }

@@ -52,6 +52,8 @@
 // # Health
 //
 //	resctrl_mon_scrape_duration_seconds          gauge    how long this collection took
+//	resctrl_mon_inventory_up                     gauge    1 if the registry could be read (else no
+//	                                                      groups or pods are exported, never zeros)
 //	resctrl_mon_groups{state}                    gauge    owned groups by state
 //	resctrl_mon_rmids_used, resctrl_mon_num_rmids gauge every group's RMID (ours or not), num_rmids
 //	resctrl_mon_failures_total{reason}           counter  failures the hooks, reconcile and the

@@ -358,6 +358,7 @@ func checkFamilies(t *testing.T, p *e2e.Prometheus) {
 		{"resctrl_mon_source_errors_total", "counter", 0, []string{"source"}, nil},
 		{"resctrl_mon_scrape_duration_seconds", "gauge", 1, nil, nil},
 		{"resctrl_mon_pressure_available", "gauge", 1, nil, nil},
+		{"resctrl_mon_inventory_up", "gauge", 1, nil, nil},
 	} {
 		res := waitQuery(t, p, f.name, 10*time.Second, func(s []e2e.Sample) error {
 			if (f.series == 0 && len(s) == 0) || (f.series != 0 && len(s) != f.series) {

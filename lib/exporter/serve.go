@@ -18,7 +18,7 @@ import (
 // exporters (9100-9999, all of it allocated by now, so any number there is some other
 // exporter's too), and is none of the ports already taken on a Kubernetes node by what
 // runs beside this exporter: node_exporter (9100), cAdvisor (8080), the kubelet (10250,
-// 10255), containerd's and CRI-O's metrics (1338, 9537).
+// 10255).
 const DefaultListen = ":9432"
 
 // ServeOptions say how to serve the metrics.

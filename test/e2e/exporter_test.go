@@ -266,6 +266,7 @@ func TestExporterPrometheus(t *testing.T) {
 	}
 
 	checkDashboard(t, p, "../../install/grafana/resctrl-mon.json")
+	checkReadmeQueries(t, p, "../../README.md")
 	s.stop(t)
 }
 
@@ -392,5 +393,39 @@ func checkFamilies(t *testing.T, p *e2e.Prometheus) {
 		if typ, _ := p.Type("resctrl_mon_pressure_cpu_waiting_seconds_total"); typ != "counter" {
 			t.Errorf("pressure type %q, want counter", typ)
 		}
+	}
+}
+
+// checkReadmeQueries runs each query of the README's Exporter section (its promql block,
+// one query a line) and wants data from each. The README says 2m windows; with a 1 s
+// scrape interval and a test that runs for a minute, 5s ones do.
+func checkReadmeQueries(t *testing.T, p *e2e.Prometheus, path string) {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, sec, ok := strings.Cut(string(b), "\n## Exporter\n")
+	_, block, ok2 := strings.Cut(sec, "```promql\n")
+	block, _, ok3 := strings.Cut(block, "```")
+	if !ok || !ok2 || !ok3 {
+		t.Fatalf("%s: no promql block in the Exporter section", path)
+	}
+	n := 0
+	for line := range strings.Lines(block) {
+		q := strings.TrimSpace(line)
+		if q == "" || strings.HasPrefix(q, "#") {
+			continue
+		}
+		n++
+		waitQuery(t, p, strings.ReplaceAll(q, "[2m]", "[5s]"), 10*time.Second, func(s []e2e.Sample) error {
+			if len(s) == 0 {
+				return fmt.Errorf("README query: no data")
+			}
+			return nil
+		})
+	}
+	if n < 5 {
+		t.Errorf("%d README queries: was the block read?", n)
 	}
 }

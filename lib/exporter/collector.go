@@ -72,7 +72,7 @@ func New(src Source, o Options) (*Collector, error) {
 	c.other = prometheus.NewDesc(Prefix+"counter", "A mon_data file resctrl-mon has no kind or unit for, as the kernel prints it.",
 		append(slices.Clone(counterLabels), "counter"), nil)
 	c.podInfo = prometheus.NewDesc(Prefix+"pod_info",
-		"One per owned group: its pod and state (active, late-assigned, idle, pending, missing); late-assigned counters are a lower bound.",
+		"One per owned group: its pod and state (inventory.States: active, late-assigned, stopped, idle, pending, missing); late-assigned counters are a lower bound.",
 		[]string{"pod_uid", "namespace", "pod", "group", "class", "state"}, nil)
 	c.groups = prometheus.NewDesc(Prefix+"groups", "Owned groups by state.", []string{"state"}, nil)
 	c.rmidsUsed = prometheus.NewDesc(Prefix+"rmids_used", "RMIDs held by every group in resctrl, ours or not (the kernel does not show those in limbo).", nil, nil)

@@ -15,7 +15,8 @@
 //	resctrl_mon_activity_farads_total        counter  activity (Intel AET; the kernel's nF × 1e-9)
 //	resctrl_mon_counter{counter}             gauge    any other mon_data file, as the kernel prints it
 //
-// Per pod: resctrl_mon_pod_info{pod_uid,namespace,pod,group,class,state} 1, so queries can
+// Per pod: resctrl_mon_pod_info{pod_uid,namespace,pod,group,class,state} 1 (state is one of
+// inventory.States), so queries can
 // join on group and leave out late-assigned pods (whose counters are a lower bound); and
 // pressure through lib/psimetrics, labelled pod_uid, namespace, pod and container: the
 // pod's cgroup with container "" (as cAdvisor labels a pod's own cgroup), each container's

@@ -18,6 +18,7 @@ import (
 
 	"golang.org/x/crypto/bcrypt"
 
+	"github.com/resctrl-mon/resctrl-mon/lib/inventory"
 	"github.com/resctrl-mon/resctrl-mon/test/e2e"
 	"github.com/resctrl-mon/resctrl-mon/test/resctrlsim"
 )
@@ -349,7 +350,7 @@ func checkFamilies(t *testing.T, p *e2e.Prometheus) {
 		{"resctrl_mon_core_energy_joules_total", "counter", 2, append(podLabels, "resource", "domain"), map[string]string{"resource": "PERF_PKG", "domain": "0"}},
 		{"resctrl_mon_activity_farads_total", "counter", 2, append(podLabels, "resource", "domain"), map[string]string{"resource": "PERF_PKG", "domain": "0"}},
 		{"resctrl_mon_pod_info", "gauge", 2, append(podLabels, "state"), map[string]string{"state": "active"}},
-		{"resctrl_mon_groups", "gauge", 5, []string{"state"}, nil},
+		{"resctrl_mon_groups", "gauge", len(inventory.States), []string{"state"}, nil},
 		{"resctrl_mon_rmids_used", "gauge", 1, nil, nil},
 		{"resctrl_mon_num_rmids", "gauge", 1, nil, nil},
 		{"resctrl_mon_snapshots", "gauge", 2, []string{"kind"}, nil},

@@ -151,13 +151,12 @@ func (c *Collector) Collect(ch chan<- prometheus.Metric) {
 		c.emit(ch, c.podInfo, prometheus.GaugeValue, 1, p.PodUID, p.Namespace, p.PodName, p.Path, p.Class, string(p.State))
 		c.collectCounters(ch, p)
 	}
-	if err == nil {
-		// Only on a whole listing: a record that could not be read this time keeps its
-		// last readings.
-		c.prune(live)
-	}
 	up := 0.0
 	if err == nil || len(pods) > 0 {
+		// Pruning also drops the last readings of a record that could not be read this
+		// time: harmless, its series restart from zero, which rate() takes as an ordinary
+		// reset. Errors per group must not keep gone groups' readings forever.
+		c.prune(live)
 		// Counts from a registry that could not be read at all would be zeros that look
 		// like a node without pods.
 		up = 1

@@ -97,8 +97,7 @@ func gatherValue(t *testing.T, c *Collector, name string) float64 {
 	return 0
 }
 
-// TestPrune: the collector remembers a group only while it is in the registry, and a
-// registry that could not be listed forgets nothing.
+// TestPrune: the collector remembers a group only while it is in the registry.
 func TestPrune(t *testing.T) {
 	t.Parallel()
 	src := &fake{pods: []inventory.Pod{pod(1, 10)}}
@@ -169,4 +168,39 @@ func TestUnreadableRegistry(t *testing.T) {
 	if got := testutil.ToFloat64(c.sourceErrors.WithLabelValues(SourceRegistry)); got != 2 {
 		t.Errorf("registry errors %v, want 2 (two scrapes)", got)
 	}
+}
+
+// TestUnreadableRegistryKeepsReadings: a registry that cannot be read at all forgets
+// nothing (its groups come back without a reset).
+func TestUnreadableRegistryKeepsReadings(t *testing.T) {
+	t.Parallel()
+	src := &switchable{fake: fake{pods: []inventory.Pod{pod(1, 10)}}}
+	c, err := New(src, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_ = testutil.CollectAndCount(c)
+	src.pods = []inventory.Pod{pod(1, 30)}
+	_ = testutil.CollectAndCount(c)
+	src.broken = true
+	_ = testutil.CollectAndCount(c)
+	if len(c.tracks) != 1 {
+		t.Fatalf("tracks %d after an unreadable registry, want 1", len(c.tracks))
+	}
+	src.broken, src.pods = false, []inventory.Pod{pod(1, 35)}
+	if got := gatherValue(t, c, "resctrl_mon_mbm_total_bytes_total"); got != 25 {
+		t.Errorf("after the registry came back: %v, want 25", got)
+	}
+}
+
+type switchable struct {
+	fake
+	broken bool
+}
+
+func (s *switchable) Pods(o inventory.Options) ([]inventory.Pod, error) {
+	if s.broken {
+		return nil, errors.New("state dir: permission denied")
+	}
+	return s.fake.Pods(o)
 }

@@ -2,9 +2,15 @@ package exporter
 
 import (
 	"fmt"
+	"os"
+	"path/filepath"
 	"testing"
 
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/testutil"
+
 	"github.com/resctrl-mon/resctrl-mon/lib/inventory"
+	"github.com/resctrl-mon/resctrl-mon/lib/psi"
 )
 
 // TestPSITargets: the pod's cgroup with container "", each container's with its id, under
@@ -22,5 +28,32 @@ func TestPSITargets(t *testing.T) {
 		"{/sys/fs/cgroup/unified/kubepods/pod-u1/b [u1 ns p1 b]} {/sys/fs/cgroup/unified/c [u2 ns p2 c]}]"
 	if got != want {
 		t.Errorf("targets\n%s, want\n%s", got, want)
+	}
+}
+
+// TestPSIAverages: with the averages on, the ratios come with a window label, described
+// and collected consistently (a pedantic registry checks it).
+func TestPSIAverages(t *testing.T) {
+	t.Parallel()
+	host := &psi.Host{}
+	root, err := host.Dir("/")
+	if err != nil || host.Available() != nil {
+		t.Skip("no cgroup2 with pressure here")
+	}
+	if _, err := os.Stat(filepath.Join(root, "cpu.pressure")); err != nil {
+		t.Skip(err)
+	}
+	src := &fake{pods: []inventory.Pod{{Path: "mon_groups/p", PodUID: "p", State: inventory.Pending,
+		Containers: []inventory.Container{{ID: "c", Cgroup: "/"}}}}}
+	c, err := New(src, Options{PSI: host, PSIAverages: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	reg := prometheus.NewPedanticRegistry()
+	reg.MustRegister(c)
+	for name, want := range map[string]int{"resctrl_mon_pressure_cpu_waiting_ratio": 3, "resctrl_mon_pressure_cpu_waiting_seconds_total": 1} {
+		if n, err := testutil.GatherAndCount(reg, name); err != nil || n != want {
+			t.Errorf("%s: %d series (%v), want %d", name, n, err, want)
+		}
 	}
 }

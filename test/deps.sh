@@ -23,6 +23,7 @@ declare -A pkgs=(
 	[libc6-dev]="dpkg -s libc6-dev"
 	[pkg-config]="command -v pkg-config"
 	[libseccomp-dev]="dpkg -s libseccomp-dev"
+	[prometheus]="command -v prometheus"    # the exporter's end-to-end test scrapes serve with a real Prometheus
 )
 
 missing=()
@@ -38,6 +39,11 @@ if ((${#missing[@]})); then
 	export DEBIAN_FRONTEND=noninteractive
 	apt-get update -qq
 	apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+	# Debian starts a Prometheus service on :9090 when it installs the package; the tests
+	# start their own on loopback ports, so the one this script brought is stopped again.
+	if [[ " ${missing[*]} " == *" prometheus "* ]] && command -v systemctl >/dev/null; then
+		systemctl disable --now prometheus.service >/dev/null 2>&1 || true
+	fi
 fi
 
 # The simulator needs the fuse device; on a fresh machine the module may not be loaded.

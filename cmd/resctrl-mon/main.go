@@ -1,6 +1,7 @@
 // Command resctrl-mon is the operator's tool: `reconcile` puts groups and registry right
 // after crashes (no daemon needed; a systemd timer runs it), `status` shows every group,
-// `sidecar` exports a container's cgroup v2 pressure from a sidecar in its pod.
+// `sidecar` exports a container's cgroup v2 pressure from a sidecar in its pod,
+// `serve` exports the counters and pressure to Prometheus (serve.go).
 package main
 
 import (
@@ -50,6 +51,7 @@ func main() {
 				Action: status,
 			},
 			sidecarCommand(),
+			serveCommand(),
 		},
 	}
 	if err := app.Run(os.Args); err != nil {

@@ -1,0 +1,206 @@
+package exporter
+
+import (
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/testutil"
+
+	"github.com/resctrl-mon/resctrl-mon/lib/inventory"
+	"github.com/resctrl-mon/resctrl-mon/lib/resctrlfs"
+	"github.com/resctrl-mon/resctrl-mon/lib/state"
+)
+
+// fake is a Source whose pods the test sets before each scrape.
+type fake struct {
+	pods  []inventory.Pod
+	fails []state.Failure
+}
+
+func (f *fake) Pods(inventory.Options) ([]inventory.Pod, error) { return f.pods, nil }
+func (f *fake) RMIDs() (inventory.RMIDs, error)                 { return inventory.RMIDs{Used: 2, Total: 8}, nil }
+func (f *fake) Failures(since time.Time) ([]state.Failure, error) {
+	var out []state.Failure
+	for _, x := range f.fails {
+		if !x.Time.Before(since) {
+			out = append(out, x)
+		}
+	}
+	return out, nil
+}
+
+func pod(life int, total float64) inventory.Pod {
+	return inventory.Pod{Path: "mon_groups/p", PodUID: "p", State: inventory.Active, Created: time.Unix(int64(life), 0),
+		Readings: []resctrlfs.Reading{{Domain: "mon_L3_00", Name: "mbm_total_bytes", Value: total, Cumulative: true, Unit: "By"}}}
+}
+
+func TestAdvance(t *testing.T) {
+	t.Parallel()
+	type step struct {
+		life      int
+		raw, want float64
+	}
+	for _, tc := range []struct {
+		name              string
+		steps             []step
+		decrease, newLife float64
+	}{
+		{"first reading is zero, then increases", []step{{1, 500, 0}, {1, 600, 100}, {1, 600, 100}, {1, 1000, 500}}, 0, 0},
+		{"a lower reading is a new baseline", []step{{1, 500, 0}, {1, 900, 400}, {1, 10, 400}, {1, 30, 420}}, 1, 0},
+		{"a wrap to near zero", []step{{1, 0, 0}, {1, 1 << 40, 1 << 40}, {1, 5, 1 << 40}, {1, 105, 1<<40 + 100}}, 1, 0},
+		{"a new life with residual counts higher than before", []step{{1, 100, 0}, {1, 200, 100}, {2, 1e12, 100}, {2, 1e12 + 50, 150}}, 0, 1},
+		{"a new life lower than before", []step{{1, 100, 0}, {1, 200, 100}, {2, 3, 100}, {2, 4, 101}}, 0, 1},
+		{"a glitch down and back up", []step{{1, 100, 0}, {1, 200, 100}, {1, 199, 100}, {1, 210, 111}}, 1, 0},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			src := &fake{}
+			c, err := New(src, Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			for i, s := range tc.steps {
+				src.pods = []inventory.Pod{pod(s.life, s.raw)}
+				got := gatherValue(t, c, "resctrl_mon_mbm_total_bytes_total")
+				if got != s.want {
+					t.Errorf("step %d (life %d, raw %v): exported %v, want %v", i, s.life, s.raw, got, s.want)
+				}
+			}
+			if got := testutil.ToFloat64(c.resets.WithLabelValues(CauseDecrease)); got != tc.decrease {
+				t.Errorf("decrease resets %v, want %v", got, tc.decrease)
+			}
+			if got := testutil.ToFloat64(c.resets.WithLabelValues(CauseNewLife)); got != tc.newLife {
+				t.Errorf("new life resets %v, want %v", got, tc.newLife)
+			}
+		})
+	}
+}
+
+// gatherValue scrapes c and returns the one series of name.
+func gatherValue(t *testing.T, c *Collector, name string) float64 {
+	t.Helper()
+	reg := prometheus.NewPedanticRegistry()
+	reg.MustRegister(c)
+	mfs, err := reg.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, mf := range mfs {
+		if mf.GetName() == name && len(mf.GetMetric()) == 1 {
+			return mf.GetMetric()[0].GetCounter().GetValue()
+		}
+	}
+	t.Fatalf("no single series %s", name)
+	return 0
+}
+
+// TestPrune: the collector remembers a group only while it is in the registry.
+func TestPrune(t *testing.T) {
+	t.Parallel()
+	src := &fake{pods: []inventory.Pod{pod(1, 10)}}
+	c, err := New(src, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_ = testutil.CollectAndCount(c)
+	if len(c.tracks) != 1 {
+		t.Fatalf("tracks %d, want 1", len(c.tracks))
+	}
+	src.pods = nil
+	_ = testutil.CollectAndCount(c)
+	if len(c.tracks) != 0 {
+		t.Errorf("tracks %d after the group went, want 0", len(c.tracks))
+	}
+}
+
+func TestFailureCursor(t *testing.T) {
+	t.Parallel()
+	at := func(s int, reason string) state.Failure {
+		return state.Failure{Time: time.Unix(int64(s), 0), Reason: reason}
+	}
+	src := &fake{fails: []state.Failure{at(1, "create"), at(2, "identity"), at(2, "identity")}}
+	c, err := New(src, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	check := func(step string, want map[string]float64) {
+		t.Helper()
+		_ = testutil.CollectAndCount(c)
+		for r, n := range want {
+			if got := testutil.ToFloat64(c.failures.WithLabelValues(r)); got != n {
+				t.Errorf("%s: failures %s = %v, want %v", step, r, got, n)
+			}
+		}
+	}
+	check("history", map[string]float64{"create": 1, "identity": 2, "other": 0})
+	check("nothing new", map[string]float64{"create": 1, "identity": 2})
+	src.fails = append(src.fails, at(2, "identity"), at(3, "bogus"), at(3, "assign"))
+	check("a tie and new ones", map[string]float64{"create": 1, "identity": 3, "other": 1, "assign": 1})
+	check("nothing new again", map[string]float64{"identity": 3, "other": 1, "assign": 1})
+}
+
+// broken is a Source whose registry cannot be read at all.
+type broken struct{ fake }
+
+func (broken) Pods(inventory.Options) ([]inventory.Pod, error) {
+	return nil, errors.New("state dir: no such file or directory")
+}
+
+// TestUnreadableRegistry: no groups-by-state zeros (they would look like a node without
+// pods), inventory_up 0, the error counted; then the registry is back.
+func TestUnreadableRegistry(t *testing.T) {
+	t.Parallel()
+	c, err := New(&broken{}, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	reg := prometheus.NewPedanticRegistry()
+	reg.MustRegister(c)
+	if n, err := testutil.GatherAndCount(reg, "resctrl_mon_groups"); err != nil || n != 0 {
+		t.Errorf("groups: %d series (%v), want none", n, err)
+	}
+	if err := testutil.GatherAndCompare(reg, strings.NewReader("# HELP resctrl_mon_inventory_up 1 if the registry of groups could be read in this scrape (groups and pods are exported), else 0.\n# TYPE resctrl_mon_inventory_up gauge\nresctrl_mon_inventory_up 0\n"), "resctrl_mon_inventory_up"); err != nil {
+		t.Error(err)
+	}
+	if got := testutil.ToFloat64(c.sourceErrors.WithLabelValues(SourceRegistry)); got != 2 {
+		t.Errorf("registry errors %v, want 2 (two scrapes)", got)
+	}
+}
+
+// TestUnreadableRegistryKeepsReadings: a registry that cannot be read at all forgets
+// nothing (its groups come back without a reset).
+func TestUnreadableRegistryKeepsReadings(t *testing.T) {
+	t.Parallel()
+	src := &switchable{fake: fake{pods: []inventory.Pod{pod(1, 10)}}}
+	c, err := New(src, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_ = testutil.CollectAndCount(c)
+	src.pods = []inventory.Pod{pod(1, 30)}
+	_ = testutil.CollectAndCount(c)
+	src.broken = true
+	_ = testutil.CollectAndCount(c)
+	if len(c.tracks) != 1 {
+		t.Fatalf("tracks %d after an unreadable registry, want 1", len(c.tracks))
+	}
+	src.broken, src.pods = false, []inventory.Pod{pod(1, 35)}
+	if got := gatherValue(t, c, "resctrl_mon_mbm_total_bytes_total"); got != 25 {
+		t.Errorf("after the registry came back: %v, want 25", got)
+	}
+}
+
+type switchable struct {
+	fake
+	broken bool
+}
+
+func (s *switchable) Pods(o inventory.Options) ([]inventory.Pod, error) {
+	if s.broken {
+		return nil, errors.New("state dir: permission denied")
+	}
+	return s.fake.Pods(o)
+}

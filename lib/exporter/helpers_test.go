@@ -1,0 +1,176 @@
+package exporter_test
+
+import (
+	"fmt"
+	"log/slog"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	dto "github.com/prometheus/client_model/go"
+
+	"github.com/resctrl-mon/resctrl-mon/lib/config"
+	"github.com/resctrl-mon/resctrl-mon/lib/exporter"
+	"github.com/resctrl-mon/resctrl-mon/lib/identity"
+	"github.com/resctrl-mon/resctrl-mon/lib/inventory"
+	"github.com/resctrl-mon/resctrl-mon/lib/lifecycle"
+	"github.com/resctrl-mon/resctrl-mon/lib/psi"
+	"github.com/resctrl-mon/resctrl-mon/test/resctrlsim"
+)
+
+// env is a simulator with AET, a lifecycle manager to place processes, and the collector
+// on a pedantic registry.
+type env struct {
+	sim *resctrlsim.Sim
+	cfg config.Config
+	m   *lifecycle.Manager
+	reg *prometheus.Registry
+}
+
+func newEnv(t *testing.T, host *psi.Host) *env {
+	t.Helper()
+	sim := resctrlsim.MountT(t, resctrlsim.Options{PerfPkgDomains: 1, L3Domains: 2})
+	cfg := config.Default()
+	cfg.ResctrlRoot, cfg.StateDir, cfg.SnapshotDir = sim.Dir, filepath.Join(t.TempDir(), "state"), filepath.Join(t.TempDir(), "snap")
+	cfg.Retention = config.Duration(time.Hour)
+	m, err := lifecycle.New(cfg, slog.New(slog.DiscardHandler))
+	if err != nil {
+		t.Fatal(err)
+	}
+	inv, err := inventory.Open(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := exporter.New(inv, exporter.Options{SnapshotDir: cfg.SnapshotDir, PSI: host})
+	if err != nil {
+		t.Fatal(err)
+	}
+	reg := prometheus.NewPedanticRegistry()
+	if err := reg.Register(c); err != nil {
+		t.Fatal(err)
+	}
+	return &env{sim: sim, cfg: cfg, m: m, reg: reg}
+}
+
+// start runs a process: busy spins, otherwise it sleeps.
+func start(t *testing.T, busy bool) int {
+	t.Helper()
+	script := "exec sleep 1000"
+	if busy {
+		script = "while :; do :; done"
+	}
+	cmd := exec.Command("sh", "-c", script)
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
+	return cmd.Process.Pid
+}
+
+// place puts pid in pod uid's group as container id.
+func (e *env) place(t *testing.T, uid, id string, pid int) {
+	t.Helper()
+	a := map[string]string{identity.CRIOPodUID: uid, identity.CRIOSandboxID: strings.Repeat(uid[:1], 64),
+		identity.CRIOContainerType: "container", identity.CRIOPodNamespace: "shop", identity.CRIOPodName: "pod-" + uid[:4]}
+	idn, err := identity.FromAnnotations(id, a)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if out, err := e.m.Place(lifecycle.Placement{ContainerID: id, Pid: pid, Pod: idn, Annotations: a}); err != nil {
+		t.Fatalf("place %s: %+v, %v", id, out, err)
+	}
+}
+
+// gather scrapes the registry; the pedantic registry checks every metric against its
+// description, and a failed scrape fails the test.
+func (e *env) gather(t *testing.T) map[string]*dto.MetricFamily {
+	t.Helper()
+	mfs, err := e.reg.Gather()
+	if err != nil {
+		t.Fatalf("scrape failed: %v", err)
+	}
+	out := map[string]*dto.MetricFamily{}
+	for _, mf := range mfs {
+		out[mf.GetName()] = mf
+	}
+	return out
+}
+
+// find returns the series of mf whose labels include want, as "name=value" pairs.
+func find(mf *dto.MetricFamily, want ...string) []*dto.Metric {
+	var out []*dto.Metric
+	for _, m := range mf.GetMetric() {
+		var have []string
+		for _, l := range m.GetLabel() {
+			have = append(have, l.GetName()+"="+l.GetValue())
+		}
+		ok := true
+		for _, w := range want {
+			ok = ok && slices.Contains(have, w)
+		}
+		if ok {
+			out = append(out, m)
+		}
+	}
+	return out
+}
+
+func value(m *dto.Metric) float64 {
+	switch {
+	case m.GetCounter() != nil:
+		return m.GetCounter().GetValue()
+	case m.GetGauge() != nil:
+		return m.GetGauge().GetValue()
+	}
+	return m.GetUntyped().GetValue()
+}
+
+// one returns the value of the single series of family name with the labels want.
+func one(t *testing.T, fams map[string]*dto.MetricFamily, name string, want ...string) float64 {
+	t.Helper()
+	ms := find(fams[name], want...)
+	if len(ms) != 1 {
+		t.Fatalf("%s%v: %d series, want 1", name, want, len(ms))
+	}
+	return value(ms[0])
+}
+
+func labelNames(m *dto.Metric) string {
+	var ns []string
+	for _, l := range m.GetLabel() {
+		ns = append(ns, l.GetName())
+	}
+	return strings.Join(ns, ",")
+}
+
+// waitFor scrapes until cond holds, failing after the deadline.
+func (e *env) waitFor(t *testing.T, what string, cond func(map[string]*dto.MetricFamily) bool) map[string]*dto.MetricFamily {
+	t.Helper()
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		fams := e.gather(t)
+		if cond(fams) {
+			return fams
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("waited 20s for %s", what)
+		}
+		time.Sleep(50 * time.Millisecond) // polling a condition with a deadline
+	}
+}
+
+func group(uid string) string { return "group=mon_groups/" + uid }
+
+func sum(ms []*dto.Metric) float64 {
+	s := 0.0
+	for _, m := range ms {
+		s += value(m)
+	}
+	return s
+}
+
+func itoa(n int) string { return fmt.Sprint(n) }

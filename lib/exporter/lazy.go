@@ -1,0 +1,66 @@
+package exporter
+
+import (
+	"sync"
+	"time"
+
+	"github.com/resctrl-mon/resctrl-mon/lib/config"
+	"github.com/resctrl-mon/resctrl-mon/lib/inventory"
+	"github.com/resctrl-mon/resctrl-mon/lib/state"
+)
+
+// Lazy is a Source that opens the inventory at the first read that can: an exporter
+// started at boot, before resctrl is mounted or before any hook made the state dir, serves
+// its health (and says why on /healthz) instead of exiting and restarting in a loop.
+type Lazy struct {
+	cfg config.Config
+	mu  sync.Mutex
+	inv *inventory.Inventory
+}
+
+var _ Source = (*Lazy)(nil)
+
+// NewLazy returns a Source over the configuration's resctrl root and state dir.
+func NewLazy(cfg config.Config) *Lazy { return &Lazy{cfg: cfg} }
+
+// Open returns the inventory, opening it if it is not yet; the error says why it cannot.
+func (l *Lazy) Open() (*inventory.Inventory, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.inv != nil {
+		return l.inv, nil
+	}
+	inv, err := inventory.Open(l.cfg)
+	if err != nil {
+		return nil, err
+	}
+	l.inv = inv
+	return inv, nil
+}
+
+// Pods implements Source.
+func (l *Lazy) Pods(o inventory.Options) ([]inventory.Pod, error) {
+	inv, err := l.Open()
+	if err != nil {
+		return nil, err
+	}
+	return inv.Pods(o)
+}
+
+// RMIDs implements Source.
+func (l *Lazy) RMIDs() (inventory.RMIDs, error) {
+	inv, err := l.Open()
+	if err != nil {
+		return inventory.RMIDs{}, err
+	}
+	return inv.RMIDs()
+}
+
+// Failures implements Source.
+func (l *Lazy) Failures(since time.Time) ([]state.Failure, error) {
+	inv, err := l.Open()
+	if err != nil {
+		return nil, err
+	}
+	return inv.Failures(since)
+}

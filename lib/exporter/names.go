@@ -1,0 +1,64 @@
+package exporter
+
+import (
+	"strings"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/resctrl-mon/resctrl-mon/lib/resctrlfs"
+)
+
+// Prefix starts every metric name.
+const Prefix = "resctrl_mon_"
+
+// counterLabels are the labels of every counter series, in this order.
+var counterLabels = []string{"pod_uid", "namespace", "pod", "group", "class", "resource", "domain"}
+
+// knownCounters are the mon_data files with a kind and unit (resctrlfs.CounterMeta, as
+// goresctrl has them): each gets a metric of its own. Any other file is exported as
+// resctrl_mon_counter{counter="<file>"}.
+var knownCounters = []string{"llc_occupancy", "mbm_total_bytes", "mbm_local_bytes", "core_energy", "activity"}
+
+// units turn a counter's UCUM unit into the metric name's base unit and the factor to it.
+var units = map[string]struct {
+	word  string
+	scale float64
+}{
+	"By": {"bytes", 1},
+	"J":  {"joules", 1},
+	"nF": {"farads", 1e-9}, // AET activity: the kernel counts nanofarads
+}
+
+// counterMetric is how one counter file is exported.
+type counterMetric struct {
+	desc       *prometheus.Desc
+	cumulative bool
+	scale      float64
+}
+
+// newCounterMetric names a known counter in Prometheus' style: the base unit once, then
+// _total for a cumulative one ("mbm_total_bytes" is resctrl_mon_mbm_total_bytes_total).
+func newCounterMetric(file string) counterMetric {
+	cum, unit := resctrlfs.CounterMeta(file)
+	u := units[unit]
+	name := Prefix + strings.TrimSuffix(file, "_bytes")
+	if u.word != "" {
+		name += "_" + u.word
+	}
+	kind := "Gauge"
+	if cum {
+		name += "_total"
+		kind = "Counter"
+	}
+	if u.scale == 0 {
+		u.scale = 1
+	}
+	help := kind + " of the resctrl file mon_data/mon_<resource>_<domain>/" + file + " of the pod's monitoring group"
+	if u.word != "" {
+		help += ", in " + u.word
+	}
+	if cum {
+		help += "; counted since the exporter first read it, lower readings absorbed (use rate or increase)"
+	}
+	return counterMetric{desc: prometheus.NewDesc(name, help+".", counterLabels, nil), cumulative: cum, scale: u.scale}
+}

@@ -1,0 +1,120 @@
+package exporter
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+	"github.com/prometheus/exporter-toolkit/web"
+)
+
+// DefaultListen is serve's default address. 9432 is in the range Prometheus keeps for
+// exporters (9100-9999, all of it allocated by now, so any number there is some other
+// exporter's too), and is none of the ports already taken on a Kubernetes node by what
+// runs beside this exporter: node_exporter (9100), cAdvisor (8080), the kubelet (10250,
+// 10255).
+const DefaultListen = ":9432"
+
+// ServeOptions say how to serve the metrics.
+type ServeOptions struct {
+	// Listen is the TCP address, host:port ("" is DefaultListen).
+	Listen string
+	// WebConfigFile is an exporter-toolkit web configuration (TLS, basic auth); "" serves
+	// plain HTTP without authentication.
+	WebConfigFile string
+	// Healthy answers /healthz: nil is healthy, an error says why not (503).
+	Healthy func() error
+	// Log receives the server's own messages; nil discards them.
+	Log *slog.Logger
+	// Ready, if set, is called with the bound address once the server listens.
+	Ready func(addr net.Addr)
+}
+
+// Listen checks the web configuration and binds the address, so that a bad flag or file
+// refuses to start with a clear error before anything is served.
+func Listen(o ServeOptions) (net.Listener, error) {
+	if o.WebConfigFile != "" {
+		if err := web.Validate(o.WebConfigFile); err != nil {
+			return nil, fmt.Errorf("--web.config.file %s: %w", o.WebConfigFile, err)
+		}
+	}
+	addr := o.Listen
+	if addr == "" {
+		addr = DefaultListen
+	}
+	if _, _, err := net.SplitHostPort(addr); err != nil {
+		return nil, fmt.Errorf("--listen %q: want host:port or :port: %w", addr, err)
+	}
+	l, err := net.Listen("tcp", addr)
+	if err != nil {
+		return nil, fmt.Errorf("--listen %q: %w", addr, err)
+	}
+	return l, nil
+}
+
+// Handler is the exporter's HTTP surface: /metrics from reg, /healthz from healthy.
+// A collection error never fails the scrape: what could be gathered is served.
+func Handler(reg *prometheus.Registry, healthy func() error, log *slog.Logger) http.Handler {
+	mux := http.NewServeMux()
+	mux.Handle("/metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{
+		ErrorHandling: promhttp.ContinueOnError,
+		ErrorLog:      slog.NewLogLogger(log.Handler(), slog.LevelWarn),
+		Registry:      reg, // promhttp_metric_handler_errors_total
+	}))
+	mux.HandleFunc("/healthz", func(w http.ResponseWriter, _ *http.Request) {
+		if healthy != nil {
+			if err := healthy(); err != nil {
+				http.Error(w, "unhealthy: "+err.Error(), http.StatusServiceUnavailable)
+				return
+			}
+		}
+		_, _ = fmt.Fprintln(w, "ok")
+	})
+	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path != "/" {
+			http.NotFound(w, r)
+			return
+		}
+		_, _ = fmt.Fprintln(w, "resctrl-mon exporter: /metrics, /healthz")
+	})
+	return mux
+}
+
+// Serve serves reg on l until ctx is done, then shuts down, giving scrapes in flight up
+// to 5 s. TLS and basic auth come from the web configuration file.
+func Serve(ctx context.Context, l net.Listener, reg *prometheus.Registry, o ServeOptions) error {
+	log := o.Log
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	srv := &http.Server{Handler: Handler(reg, o.Healthy, log), ReadHeaderTimeout: 10 * time.Second}
+	cfgFile := o.WebConfigFile
+	errc := make(chan error, 1)
+	go func() {
+		errc <- web.Serve(l, srv, &web.FlagConfig{WebConfigFile: &cfgFile}, log)
+	}()
+	if o.Ready != nil {
+		o.Ready(l.Addr())
+	}
+	select {
+	case err := <-errc:
+		return fmt.Errorf("serve on %s: %w", l.Addr(), err)
+	case <-ctx.Done():
+	}
+	sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	err := srv.Shutdown(sctx)
+	if serr := <-errc; serr != nil && !errors.Is(serr, http.ErrServerClosed) {
+		err = errors.Join(err, serr)
+	}
+	if err != nil {
+		return fmt.Errorf("shut down the server on %s: %w", l.Addr(), err)
+	}
+	return nil
+}

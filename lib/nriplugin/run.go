@@ -5,9 +5,12 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"sync/atomic"
+	"os"
+	"path/filepath"
+	"sync"
 	"time"
 
+	"github.com/containerd/nri/pkg/api"
 	"github.com/containerd/nri/pkg/stub"
 )
 
@@ -15,36 +18,48 @@ import (
 // supervisor restarts it; it resynchronises on the next start.
 var ErrRuntimeGone = errors.New("the runtime closed the NRI connection")
 
+// DefaultIndex orders the adapter among a runtime's plugins when nothing else does: late
+// enough that plugins which set the RDT class (CreateContainer) ran before it.
+const DefaultIndex = "90"
+
 // DefaultSweepEvery is how often the timer runs the housekeeping.
 const DefaultSweepEvery = 30 * time.Second
 
 // Options say how the adapter meets the runtime.
 type Options struct {
 	Name       string // plugin name (default "resctrl-mon")
-	Index      string // plugin index, two digits (ordering among plugins)
+	Index      string // plugin index, two digits (ordering among plugins); see DefaultIndex
 	Socket     string // the runtime's NRI socket; "" for NRI's default (or a pre-registered plugin's)
 	SweepEvery time.Duration
 }
 
 // Run connects to the runtime and serves its events until ctx ends (nil) or the runtime
 // goes (ErrRuntimeGone).
-func (p *Plugin) Run(ctx context.Context, o Options) (retErr error) {
+func (p *Plugin) Run(ctx context.Context, o Options) error {
+	if o.Index == "" {
+		// A pre-registered plugin is named by its file, "<idx>-<name>" (the runtime starts
+		// it so); an external one without an index gets the default.
+		if idx, name, err := api.ParsePluginName(filepath.Base(os.Args[0])); err == nil {
+			o.Index, o.Name = idx, name
+		} else {
+			o.Index = DefaultIndex
+		}
+	}
 	if o.Name == "" {
 		o.Name = "resctrl-mon"
 	}
 	if o.SweepEvery <= 0 {
 		o.SweepEvery = DefaultSweepEvery
 	}
-	var closed atomic.Bool
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
+	gone := make(chan struct{})
+	var once sync.Once
 	opts := []stub.Option{
 		stub.WithPluginName(o.Name),
+		stub.WithPluginIdx(o.Index),
 		stub.WithLogger(nriLogger{p.log}),
-		stub.WithOnClose(func() { closed.Store(true); cancel() }),
-	}
-	if o.Index != "" {
-		opts = append(opts, stub.WithPluginIdx(o.Index))
+		// The runtime closed the connection (it stopped or died): only a restart of the
+		// adapter, which resynchronises, can pick up again.
+		stub.WithOnClose(func() { once.Do(func() { close(gone) }) }),
 	}
 	if o.Socket != "" {
 		opts = append(opts, stub.WithSocketPath(o.Socket))
@@ -53,15 +68,21 @@ func (p *Plugin) Run(ctx context.Context, o Options) (retErr error) {
 	if err != nil {
 		return fmt.Errorf("NRI plugin: %w", err)
 	}
-	go p.sweepLoop(ctx, o.SweepEvery)
-	err = s.Run(ctx)
-	if closed.Load() {
-		return ErrRuntimeGone
+	// Start returns once the runtime has configured and synchronised the plugin: a
+	// configuration it pushed and the adapter refused fails here.
+	if err := s.Start(ctx); err != nil {
+		return fmt.Errorf("NRI plugin: registering with the runtime: %w", err)
 	}
-	if errors.Is(err, context.Canceled) {
+	defer s.Stop()
+	sweepCtx, stopSweep := context.WithCancel(ctx)
+	defer stopSweep()
+	go p.sweepLoop(sweepCtx, o.SweepEvery)
+	select {
+	case <-gone:
+		return ErrRuntimeGone
+	case <-ctx.Done():
 		return nil
 	}
-	return err
 }
 
 func (p *Plugin) sweepLoop(ctx context.Context, every time.Duration) {

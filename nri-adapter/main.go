@@ -78,7 +78,7 @@ func parseArgs(args []string, stderr io.Writer) (invocation, error) {
 	cfgPath := fs.String("config", "", config.ConfigFlagUsage())
 	inv := invocation{set: map[string]string{}}
 	fs.StringVar(&inv.opts.Name, "nri-name", "resctrl-mon", "plugin name to register with the runtime")
-	fs.StringVar(&inv.opts.Index, "nri-idx", "", "plugin index (two digits) to register with; a pre-registered plugin gets it from its file name")
+	fs.StringVar(&inv.opts.Index, "nri-idx", "", "plugin index (two digits) to register with (default "+nriplugin.DefaultIndex+"; a pre-registered plugin gets it from its file name)")
 	fs.StringVar(&inv.opts.Socket, "nri-socket", "", "the runtime's NRI socket (default NRI's, /var/run/nri/nri.sock)")
 	fs.DurationVar(&inv.opts.SweepEvery, "sweep-every", nriplugin.DefaultSweepEvery, "how often idle groups past the retention window are removed")
 	for _, k := range config.Keys() {

@@ -13,9 +13,9 @@ type Selector []Requirement
 
 // Requirement is one term of a Selector.
 type Requirement struct {
-	Key    string
-	Op     string // "=", "!=", "exists", "!exists"
-	Value  string
+	Key   string
+	Op    string // "=", "!=", "exists", "!exists"
+	Value string
 }
 
 // maxSelector bounds a selector: a config value, not a data set.

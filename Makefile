@@ -78,6 +78,7 @@ bench: deps
 	$(GO) test $(TAGS) -run XXX -bench ContainerStart -benchtime 30x ./test/e2e/
 	$(GO) test $(TAGS) -run XXX -bench . -benchtime 3x ./lib/lifecycle/
 	$(GO) test $(TAGS) -run XXX -bench . -benchtime 200x ./lib/state/
+	$(GO) test $(TAGS) -run XXX -bench . -benchtime 300x ./lib/nriplugin/
 
 lint:
 	@command -v golangci-lint >/dev/null 2>&1 || $(GO) install $(GOLANGCI)

@@ -52,6 +52,7 @@ build:
 	$(GO) build $(TAGS) -o $(BIN)/resctrlsim ./test/resctrlsim/cmd/resctrlsim
 	$(GO) build $(TAGS) $(GOLDFLAGS) -o $(BIN)/resctrl-mon-hook ./hooks
 	$(GO) build $(TAGS) $(GOLDFLAGS) -o $(BIN)/resctrl-mon ./cmd/resctrl-mon
+	$(GO) build $(TAGS) $(GOLDFLAGS) -o $(BIN)/resctrl-mon-nri ./nri-adapter
 
 # Every test, the simulator's included: they need root and /dev/fuse, and skip without them
 # unless RESCTRLSIM_REQUIRE=1 (CI sets it, so nothing is skipped there).

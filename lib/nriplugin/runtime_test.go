@@ -31,7 +31,7 @@ const syncDeadline = 20 * time.Second
 
 // fakeRuntime keeps pods and containers as a runtime would, and relays their events.
 type fakeRuntime struct {
-	t      *testing.T
+	t      testing.TB
 	sock   string
 	r      *nri.Adaptation
 	mu     sync.Mutex
@@ -40,7 +40,9 @@ type fakeRuntime struct {
 	synced chan struct{}
 }
 
-func newRuntime(t *testing.T) *fakeRuntime {
+func newRuntime(t *testing.T) *fakeRuntime { return newRuntimeTB(t) }
+
+func newRuntimeTB(t testing.TB) *fakeRuntime {
 	t.Helper()
 	// Not t.TempDir: a unix socket path must stay under 108 bytes.
 	dir, err := os.MkdirTemp("", "nri-")

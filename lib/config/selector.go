@@ -88,7 +88,7 @@ func (s Selector) Matches(labels map[string]string) bool {
 func labelKey(k string) bool {
 	prefix, name, ok := strings.Cut(k, "/")
 	if !ok {
-		prefix, name = "", k
+		name = k
 	} else if prefix == "" || len(prefix) > 253 || !subdomain(prefix) {
 		return false
 	}
@@ -114,7 +114,7 @@ func labelValue(v string) bool {
 
 func subdomain(s string) bool {
 	for i := range len(s) {
-		if c := s[i]; !(c >= 'a' && c <= 'z' || c >= '0' && c <= '9' || c == '-' || c == '.') {
+		if c := s[i]; (c < 'a' || c > 'z') && (c < '0' || c > '9') && c != '-' && c != '.' {
 			return false
 		}
 	}

@@ -2,6 +2,7 @@ package nriplugin
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"os"
@@ -63,7 +64,9 @@ func benchLifecycles(b *testing.B, wholePod bool) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	serve(b, adapterRT, func(ctx context.Context) error { return p.Run(ctx, Options{Socket: adapterRT.sock, SweepEvery: time.Hour}) })
+	serve(b, adapterRT, func(ctx context.Context) error {
+		return p.Run(ctx, Options{Socket: adapterRT.sock, SweepEvery: time.Hour})
+	})
 	serve(b, noopRT, func(ctx context.Context) error {
 		s, err := stub.New(noop{}, stub.WithPluginName("noop"), stub.WithPluginIdx("10"), stub.WithSocketPath(noopRT.sock))
 		if err != nil {
@@ -169,7 +172,12 @@ func serve(b *testing.B, rt *fakeRuntime, run func(context.Context) error) {
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() { done <- run(ctx) }()
-	b.Cleanup(func() { cancel(); <-done })
+	b.Cleanup(func() {
+		cancel()
+		if err := <-done; err != nil && !errors.Is(err, context.Canceled) {
+			b.Errorf("plugin: %v", err)
+		}
+	})
 	select {
 	case <-rt.synced:
 	case err := <-done:

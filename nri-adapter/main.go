@@ -4,7 +4,8 @@
 // runtime's NRI plugin dir (the runtime starts it and may push its config).
 //
 // It exits 1 when the runtime drops the connection, for its supervisor to restart it (it
-// resynchronises on start), and 2 when its configuration is bad.
+// resynchronises on start), and 2 when its configuration is bad. Started by the runtime, a
+// configuration the runtime pushes can stand in for a bad or missing own one.
 package main
 
 import (
@@ -13,12 +14,15 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"log/slog"
 	"os"
 	"os/signal"
 	"path/filepath"
 	"slices"
 	"syscall"
 	"time"
+
+	"github.com/containerd/nri/pkg/api"
 
 	"github.com/resctrl-mon/resctrl-mon/lib/config"
 	"github.com/resctrl-mon/resctrl-mon/lib/logging"
@@ -47,27 +51,37 @@ func run(ctx context.Context, args []string, stderr io.Writer) int {
 		return 2
 	}
 	cfg, err := config.Resolve(inv.configPath, os.Environ(), inv.set)
-	if err != nil {
-		fmt.Fprintf(stderr, "resctrl-mon-nri: not started: %v\n", err)
-		return 2
+	log, closer, lerr := openLog(cfg)
+	if lerr != nil {
+		log, closer = slog.New(slog.NewTextHandler(stderr, nil)), io.NopCloser(nil)
+		err = errors.Join(err, lerr)
 	}
-	log, closer, err := logging.Open(cfg.Log, "resctrl-mon-nri", filepath.Join(cfg.StateDir, "nri.log"))
-	if err != nil {
-		fmt.Fprintf(stderr, "resctrl-mon-nri: %v\n", err)
-		return 2
+	defer func() { _ = closer.Close() }()
+	var p *nriplugin.Plugin
+	if err == nil {
+		p, err = nriplugin.New(cfg, log)
 	}
-	defer closer.Close()
-	p, err := nriplugin.New(cfg, log)
 	if err != nil {
-		fmt.Fprintf(stderr, "resctrl-mon-nri: not started: %v\n", err)
-		return 2
+		if os.Getenv(api.PluginSocketEnvVar) == "" {
+			fmt.Fprintf(stderr, "resctrl-mon-nri: not started: %v\n", err)
+			return 2
+		}
+		// Started by the runtime (pre-registered), with no arguments and no environment:
+		// the configuration it pushes at registration may be all there is.
+		log.Warn("own configuration unusable; waiting for the runtime's", "err", err)
+		p = nriplugin.Unconfigured(log, err)
 	}
+	p.SetLogOpener(openLog)
 	if err := p.Run(ctx, inv.opts); err != nil {
 		log.Error("stopped", "err", err)
 		fmt.Fprintf(stderr, "resctrl-mon-nri: %v\n", err)
 		return 1
 	}
 	return 0
+}
+
+func openLog(cfg config.Config) (*slog.Logger, io.Closer, error) {
+	return logging.Open(cfg.Log, "resctrl-mon-nri", filepath.Join(cfg.StateDir, "nri.log"))
 }
 
 // parseArgs reads the command line: NRI's own settings, then every config key as a flag,

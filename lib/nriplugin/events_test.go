@@ -3,6 +3,7 @@ package nriplugin
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"net"
 	"os"
@@ -32,8 +33,10 @@ func TestMain(m *testing.M) {
 	// by the benchmark, not by this timeout.
 	nri.SetPluginRequestTimeout(20 * time.Second)
 	code := m.Run()
-	if forker.path != "" {
-		_ = os.RemoveAll(filepath.Dir(forker.path))
+	for _, b := range []*built{&forker, &adapterBin} {
+		if b.path != "" {
+			_ = os.RemoveAll(filepath.Dir(b.path))
+		}
 	}
 	os.Exit(code)
 }
@@ -444,5 +447,68 @@ func TestHookAndAdapterPlaceOnce(t *testing.T) {
 	e.startAdapter(Options{})
 	if rec := e.record(uidA); len(rec.Containers) != 1 || rec.LateAssigned {
 		t.Errorf("after Synchronize: %+v", rec)
+	}
+}
+
+// A pre-registered plugin: the runtime starts the adapter from its plugin directory, with
+// no arguments and no environment (here there is no /etc/resctrl-mon/config.yaml and no
+// resctrl at /sys/fs/resctrl), and pushes the configuration in its plugin config
+// directory: that is enough, and the adapter places the pod's container.
+func TestPreRegistered(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, nil)
+	bin := adapterBin.get(t, "../../nri-adapter")
+	logPath := filepath.Join(t.TempDir(), "nri.log")
+	conf := fmt.Sprintf("resctrlRoot: %s\nstateDir: %s\nsnapshotDir: %s\nretention: 0s\nlog: file:%s\n",
+		e.cfg.ResctrlRoot, e.cfg.StateDir, e.cfg.SnapshotDir, logPath)
+	rt := newRuntimeWith(t, func(pluginDir, confDir string) {
+		b, err := os.ReadFile(bin)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(pluginDir, "90-resctrl-mon"), b, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(confDir, "90-resctrl-mon.conf"), []byte(conf), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	})
+	p := pod(uidA, sbA, "default", "web")
+	rt.runPod(p)
+	in := forkerInit(t)
+	if err := rt.start(p, &api.Container{Id: "c1"}, uint32(in.Pid), in); err != nil {
+		t.Fatal(err)
+	}
+	in.WaitLine(t, "ready")
+	log, _ := os.ReadFile(logPath)
+	if !e.exists("mon_groups/" + uidA) {
+		t.Fatalf("no group: the launched adapter did not place the container; its log:\n%s", log)
+	}
+	e.placed("mon_groups/"+uidA, in)
+	if !strings.Contains(string(log), "pushed by the runtime") {
+		t.Errorf("the adapter's log does not say the runtime's configuration was applied:\n%s", log)
+	}
+	in.Kill()
+	rt.stopContainer(p, &api.Container{Id: "c1"})
+	if e.exists("mon_groups/" + uidA) {
+		t.Errorf("the group outlived the pod's only container (retention 0)")
+	}
+}
+
+// An adapter without a usable configuration of its own, to which the runtime pushes none,
+// fails its registration saying why.
+func TestUnconfiguredRefusesToRegister(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, nil)
+	why := errors.New("config key \"resctrlRoot\": not a resctrl mount")
+	p := Unconfigured(discard(), why)
+	a := e.run(p, Options{})
+	select {
+	case err := <-a.done:
+		if err == nil || !strings.Contains(err.Error(), "resctrlRoot") {
+			t.Errorf("Run returned %v, want the reason", err)
+		}
+	case <-time.After(syncDeadline):
+		t.Fatal("an adapter without configuration registered")
 	}
 }

@@ -20,6 +20,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"strings"
 	"sync"
@@ -40,6 +41,12 @@ type Plugin struct {
 	cfg config.Config
 	sel config.Selector
 	m   *lifecycle.Manager
+	// startErr is why the adapter has no configuration yet (Unconfigured): only one pushed by
+	// the runtime can give it one.
+	startErr error
+	// openLog opens the log a pushed configuration names (SetLogOpener); nil keeps the log.
+	openLog  func(config.Config) (*slog.Logger, io.Closer, error)
+	logClose io.Closer
 }
 
 var (
@@ -62,6 +69,19 @@ func New(cfg config.Config, log *slog.Logger) (*Plugin, error) {
 	return p, nil
 }
 
+// Unconfigured is an adapter the runtime started (a pre-registered plugin) whose own
+// configuration failed (why): it registers, and works once the runtime pushes a valid one;
+// without one its Configure fails the registration with why.
+func Unconfigured(log *slog.Logger, why error) *Plugin {
+	return &Plugin{log: log, startErr: why}
+}
+
+// SetLogOpener makes a configuration pushed by the runtime also choose the log (a
+// pre-registered plugin is started with no arguments and no environment).
+func (p *Plugin) SetLogOpener(open func(config.Config) (*slog.Logger, io.Closer, error)) {
+	p.openLog = open
+}
+
 // apply builds a manager for cfg and swaps it in only when it is whole.
 func (p *Plugin) apply(cfg config.Config) error {
 	if err := cfg.Validate(); err != nil {
@@ -71,13 +91,26 @@ func (p *Plugin) apply(cfg config.Config) error {
 	if err != nil {
 		return fmt.Errorf("configuration: podSelector: %w", err)
 	}
-	m, err := lifecycle.New(cfg, p.log)
+	log, closer := p.logger(), io.Closer(nil)
+	if p.openLog != nil {
+		if log, closer, err = p.openLog(cfg); err != nil {
+			return fmt.Errorf("configuration: %w", err)
+		}
+	}
+	m, err := lifecycle.New(cfg, log)
 	if err != nil {
+		if closer != nil {
+			_ = closer.Close()
+		}
 		return err
 	}
 	p.mu.Lock()
-	p.cfg, p.sel, p.m = cfg, sel, m
+	old := p.logClose
+	p.cfg, p.sel, p.m, p.startErr, p.log, p.logClose = cfg, sel, m, nil, log, closer
 	p.mu.Unlock()
+	if old != nil {
+		_ = old.Close()
+	}
 	return nil
 }
 
@@ -91,8 +124,12 @@ func (p *Plugin) current() (config.Config, config.Selector, *lifecycle.Manager) 
 // in the runtime's NRI config dir): a whole config file, as YAML. Empty keeps the one the
 // adapter started with. A bad one fails the registration, saying why.
 func (p *Plugin) Configure(_ context.Context, text, runtime, version string) (stub.EventMask, error) {
-	log := p.log.With("event", "Configure", "runtime", runtime, "version", version)
+	log := p.logger().With("event", "Configure", "runtime", runtime, "version", version)
 	if strings.TrimSpace(text) == "" {
+		if _, _, m := p.current(); m == nil {
+			log.Error("no usable configuration", "err", p.startErr)
+			return 0, fmt.Errorf("resctrl-mon: no configuration pushed by %s, and its own is unusable: %w", runtime, p.startErr)
+		}
 		log.Info("configured", "config", "the adapter's own")
 		return 0, nil
 	}
@@ -104,8 +141,14 @@ func (p *Plugin) Configure(_ context.Context, text, runtime, version string) (st
 		log.Error("configuration pushed by the runtime refused", "err", err)
 		return 0, fmt.Errorf("resctrl-mon: configuration pushed by %s: %w", runtime, err)
 	}
-	log.Info("configured", "config", "pushed by the runtime")
+	p.logger().Info("configured", "event", "Configure", "runtime", runtime, "config", "pushed by the runtime")
 	return 0, nil
+}
+
+func (p *Plugin) logger() *slog.Logger {
+	p.mu.RLock()
+	defer p.mu.RUnlock()
+	return p.log
 }
 
 // Synchronize reconciles with the runtime's pods and containers as the truth: what was
@@ -115,7 +158,7 @@ func (p *Plugin) Configure(_ context.Context, text, runtime, version string) (st
 func (p *Plugin) Synchronize(_ context.Context, pods []*api.PodSandbox, ctrs []*api.Container) ([]*api.ContainerUpdate, error) {
 	start := time.Now()
 	_, sel, m := p.current()
-	log := p.log.With("event", "Synchronize", "pods", len(pods), "containers", len(ctrs))
+	log := p.logger().With("event", "Synchronize", "pods", len(pods), "containers", len(ctrs))
 	live, refused := liveContainers(pods, ctrs, sel)
 	for id, err := range refused {
 		_ = m.Refuse(id, err)
@@ -229,7 +272,7 @@ func (p *Plugin) Sweep() {
 	_, _, m := p.current()
 	removed, err := m.Sweep()
 	if err != nil || len(removed) > 0 {
-		p.log.Info("sweep", "removed", removed, "err", err)
+		p.logger().Info("sweep", "removed", removed, "err", err)
 	}
 }
 
@@ -239,5 +282,5 @@ func (p *Plugin) requestLog(event string, pod *api.PodSandbox, ctr *api.Containe
 	if ctr != nil {
 		attrs = append(attrs, "container", ctr.GetName(), "id", ctr.GetId(), "pid", ctr.GetPid())
 	}
-	return p.log.With(attrs...)
+	return p.logger().With(attrs...)
 }

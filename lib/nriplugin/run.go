@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"log/slog"
 	"os"
 	"path/filepath"
 	"sync"
@@ -36,9 +35,10 @@ type Options struct {
 // Run connects to the runtime and serves its events until ctx ends (nil) or the runtime
 // goes (ErrRuntimeGone).
 func (p *Plugin) Run(ctx context.Context, o Options) error {
-	if o.Index == "" {
-		// A pre-registered plugin is named by its file, "<idx>-<name>" (the runtime starts
-		// it so); an external one without an index gets the default.
+	launched := os.Getenv(api.PluginIdxEnvVar) != ""
+	if o.Index == "" && !launched {
+		// Named like a pre-registered plugin, "<idx>-<name>", it takes its name from its
+		// file; otherwise the default index.
 		if idx, name, err := api.ParsePluginName(filepath.Base(os.Args[0])); err == nil {
 			o.Index, o.Name = idx, name
 		} else {
@@ -53,14 +53,18 @@ func (p *Plugin) Run(ctx context.Context, o Options) error {
 	}
 	gone := make(chan struct{})
 	var once sync.Once
-	opts := []stub.Option{
-		stub.WithPluginName(o.Name),
-		stub.WithPluginIdx(o.Index),
-		stub.WithLogger(nriLogger{p.log}),
+	var opts []stub.Option
+	if !launched {
+		// A plugin the runtime started has its name and index from it (the stub reads
+		// them from the environment and refuses them twice).
+		opts = append(opts, stub.WithPluginName(o.Name), stub.WithPluginIdx(o.Index))
+	}
+	opts = append(opts,
+		stub.WithLogger(nriLogger{p}),
 		// The runtime closed the connection (it stopped or died): only a restart of the
 		// adapter, which resynchronises, can pick up again.
 		stub.WithOnClose(func() { once.Do(func() { close(gone) }) }),
-	}
+	)
 	if o.Socket != "" {
 		opts = append(opts, stub.WithSocketPath(o.Socket))
 	}
@@ -98,18 +102,18 @@ func (p *Plugin) sweepLoop(ctx context.Context, every time.Duration) {
 	}
 }
 
-// nriLogger sends NRI's own messages to the adapter's log.
-type nriLogger struct{ l *slog.Logger }
+// nriLogger sends NRI's own messages to the adapter's log (whichever it is now).
+type nriLogger struct{ p *Plugin }
 
 func (n nriLogger) Debugf(ctx context.Context, f string, a ...any) {
-	n.l.DebugContext(ctx, fmt.Sprintf(f, a...), "from", "nri")
+	n.p.logger().DebugContext(ctx, fmt.Sprintf(f, a...), "from", "nri")
 }
 func (n nriLogger) Infof(ctx context.Context, f string, a ...any) {
-	n.l.InfoContext(ctx, fmt.Sprintf(f, a...), "from", "nri")
+	n.p.logger().InfoContext(ctx, fmt.Sprintf(f, a...), "from", "nri")
 }
 func (n nriLogger) Warnf(ctx context.Context, f string, a ...any) {
-	n.l.WarnContext(ctx, fmt.Sprintf(f, a...), "from", "nri")
+	n.p.logger().WarnContext(ctx, fmt.Sprintf(f, a...), "from", "nri")
 }
 func (n nriLogger) Errorf(ctx context.Context, f string, a ...any) {
-	n.l.ErrorContext(ctx, fmt.Sprintf(f, a...), "from", "nri")
+	n.p.logger().ErrorContext(ctx, fmt.Sprintf(f, a...), "from", "nri")
 }

@@ -42,7 +42,11 @@ type fakeRuntime struct {
 
 func newRuntime(t *testing.T) *fakeRuntime { return newRuntimeTB(t) }
 
-func newRuntimeTB(t testing.TB) *fakeRuntime {
+func newRuntimeTB(t testing.TB) *fakeRuntime { return newRuntimeWith(t, nil) }
+
+// newRuntimeWith lets setup fill the runtime's plugin and plugin config directories before it
+// starts (and launches what is there: pre-registered plugins).
+func newRuntimeWith(t testing.TB, setup func(pluginDir, confDir string)) *fakeRuntime {
 	t.Helper()
 	// Not t.TempDir: a unix socket path must stay under 108 bytes.
 	dir, err := os.MkdirTemp("", "nri-")
@@ -50,17 +54,26 @@ func newRuntimeTB(t testing.TB) *fakeRuntime {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = os.RemoveAll(dir) })
+	pluginDir, confDir := filepath.Join(dir, "plugins"), filepath.Join(dir, "conf.d")
+	if setup != nil {
+		for _, d := range []string{pluginDir, confDir} {
+			if err := os.Mkdir(d, 0o755); err != nil {
+				t.Fatal(err)
+			}
+		}
+		setup(pluginDir, confDir)
+	}
 	rt := &fakeRuntime{t: t, sock: filepath.Join(dir, "nri.sock"), pods: map[string]*api.PodSandbox{}, ctrs: map[string]*api.Container{},
 		synced: make(chan struct{}, 16)}
 	rt.r, err = nri.New("containerd", "v2.4.2", rt.sync, func(context.Context, []*nri.ContainerUpdate) ([]*nri.ContainerUpdate, error) { return nil, nil },
-		nri.WithPluginPath(filepath.Join(dir, "plugins")), nri.WithPluginConfigPath(filepath.Join(dir, "conf.d")), nri.WithSocketPath(rt.sock))
+		nri.WithPluginPath(pluginDir), nri.WithPluginConfigPath(confDir), nri.WithSocketPath(rt.sock))
 	if err != nil {
 		t.Fatal(err)
 	}
 	if err := rt.r.Start(); err != nil {
 		t.Fatal(err)
 	}
-	<-rt.synced // the runtime's own start synchronises its pre-installed plugins (none)
+	<-rt.synced // the runtime's own start synchronises its pre-installed plugins
 	t.Cleanup(rt.stop)
 	return rt
 }
@@ -309,32 +322,41 @@ func pod(uid, sandbox, ns, name string) *api.PodSandbox {
 	return &api.PodSandbox{Id: sandbox, Uid: uid, Namespace: ns, Name: name, Labels: map[string]string{"app": name}}
 }
 
-var forker struct {
+// built is a binary the tests build once: the e2e forker, the adapter itself.
+type built struct {
 	once sync.Once
 	path string
 	err  error
 }
 
+func (b *built) get(t testing.TB, pkg string) string {
+	t.Helper()
+	b.once.Do(func() {
+		dir, err := os.MkdirTemp("", "nri-bin-")
+		if err != nil {
+			b.err = err
+			return
+		}
+		b.path = filepath.Join(dir, filepath.Base(pkg))
+		cmd := exec.Command("go", "build", "-tags", "urfave_cli_no_docs", "-o", b.path, pkg)
+		cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
+		if out, err := cmd.CombinedOutput(); err != nil {
+			b.err = fmt.Errorf("go build %s: %w\n%s", pkg, err, out)
+		}
+	})
+	if b.err != nil {
+		t.Fatal(b.err)
+	}
+	return b.path
+}
+
+var forker, adapterBin built
+
 // forkerInit holds a container init whose workload (test/e2e/forker) forks children, a
 // grandchild and threads the moment it runs.
 func forkerInit(t *testing.T) *proctest.Init {
 	t.Helper()
-	forker.once.Do(func() {
-		dir, err := os.MkdirTemp("", "nri-forker-")
-		if err != nil {
-			forker.err = err
-			return
-		}
-		forker.path = filepath.Join(dir, "forker")
-		cmd := exec.Command("go", "build", "-o", forker.path, "../../test/e2e/forker")
-		cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
-		if b, err := cmd.CombinedOutput(); err != nil {
-			forker.err = fmt.Errorf("go build forker: %w\n%s", err, b)
-		}
-	})
-	if forker.err != nil {
-		t.Fatal(forker.err)
-	}
+	forker.get(t, "../../test/e2e/forker")
 	return proctest.Hold(t, forker.path)
 }
 

@@ -23,6 +23,7 @@ import (
 	"github.com/resctrl-mon/resctrl-mon/lib/lifecycle"
 	"github.com/resctrl-mon/resctrl-mon/lib/snapshot"
 	"github.com/resctrl-mon/resctrl-mon/test/proctest"
+	"github.com/resctrl-mon/resctrl-mon/test/resctrlsim"
 )
 
 func TestMain(m *testing.M) {
@@ -510,5 +511,56 @@ func TestUnconfiguredRefusesToRegister(t *testing.T) {
 		}
 	case <-time.After(syncDeadline):
 		t.Fatal("an adapter without configuration registered")
+	}
+}
+
+// No free RMID: under failurePolicy open the container starts and its pod is recorded as
+// pending, then completed (placed whole, late-assigned) at its next container start once an
+// RMID is free; under closed the container does not start.
+func TestRMIDExhaustion(t *testing.T) {
+	t.Parallel()
+	for _, policy := range []config.FailurePolicy{config.FailOpen, config.FailClosed} {
+		t.Run(string(policy), func(t *testing.T) {
+			t.Parallel()
+			// RMID 0 is the root's and the foreign group holds one: one pod fits.
+			e := newEnvSim(t, resctrlsim.Options{NumRMIDs: 3}, func(c *config.Config) { c.FailurePolicy = policy })
+			e.startAdapter(Options{})
+			pa, pb := pod(uidA, sbA, "default", "first"), pod(uidB, sbB, "default", "second")
+			e.rt.runPod(pa)
+			e.rt.runPod(pb)
+			inA := proctest.Hold(t, "sleep 600")
+			ctrA := &api.Container{Id: "ca"}
+			if err := e.rt.start(pa, ctrA, uint32(inA.Pid), inA); err != nil {
+				t.Fatal(err)
+			}
+			inB := proctest.Hold(t, "sleep 600")
+			err := e.rt.start(pb, &api.Container{Id: "cb"}, uint32(inB.Pid), inB)
+			if policy == config.FailClosed {
+				if err == nil || !strings.Contains(err.Error(), "no free RMID") {
+					t.Fatalf("fail-closed start without an RMID: %v", err)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatalf("fail-open start without an RMID: %v", err)
+			}
+			if rec := e.record(uidB); rec.Pending == "" {
+				t.Fatalf("the pod without an RMID is not pending: %+v", rec)
+			}
+			// The first pod ends; the second's next container gets the freed RMID, and the
+			// first container, which ran outside, is moved in.
+			inA.Kill()
+			e.rt.stopContainer(pa, ctrA)
+			e.rt.removeContainer(pa, ctrA)
+			e.rt.removePod(pa)
+			inB2 := proctest.Hold(t, "sleep 600")
+			if err := e.rt.start(pb, &api.Container{Id: "cb2"}, uint32(inB2.Pid), inB2); err != nil {
+				t.Fatal(err)
+			}
+			e.placed("mon_groups/"+uidB, inB, inB2)
+			if rec := e.record(uidB); rec.Pending != "" || !rec.LateAssigned {
+				t.Errorf("completed pod: %+v; want not pending, late-assigned", rec)
+			}
+		})
 	}
 }

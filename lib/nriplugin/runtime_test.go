@@ -196,7 +196,13 @@ const foreignUID = "99999999-8888-4777-8666-555555555555"
 
 func newEnv(t *testing.T, edit func(*config.Config)) *env {
 	t.Helper()
-	sim := resctrlsim.MountT(t, resctrlsim.Options{Debug: true})
+	return newEnvSim(t, resctrlsim.Options{}, edit)
+}
+
+func newEnvSim(t *testing.T, simOpts resctrlsim.Options, edit func(*config.Config)) *env {
+	t.Helper()
+	simOpts.Debug = true
+	sim := resctrlsim.MountT(t, simOpts)
 	dir := t.TempDir()
 	cfg := config.Default()
 	cfg.ResctrlRoot, cfg.StateDir, cfg.SnapshotDir, cfg.Log = sim.Dir, filepath.Join(dir, "state"), filepath.Join(dir, "snap"), "stderr"

@@ -564,3 +564,74 @@ func TestRMIDExhaustion(t *testing.T) {
 		})
 	}
 }
+
+// Slow resctrl: the adapter answers within its budget (hookBudget, under the runtime's
+// request timeout, past which the runtime would drop it and fail the container whatever the
+// policy). Fail-open lets the container start while the placement goes on in the background
+// and completes; fail-closed refuses the start.
+func TestBudget(t *testing.T) {
+	t.Parallel()
+	for _, policy := range []config.FailurePolicy{config.FailOpen, config.FailClosed} {
+		t.Run(string(policy), func(t *testing.T) {
+			t.Parallel()
+			e := newEnv(t, func(c *config.Config) {
+				c.FailurePolicy = policy
+				c.HookBudget = config.Duration(300 * time.Millisecond)
+			})
+			e.startAdapter(Options{})
+			e.sim.SetLatency(resctrlsim.OpMkdir, 3*time.Second)
+			p := pod(uidA, sbA, "default", "web")
+			e.rt.runPod(p)
+			in := proctest.Hold(t, "sleep 600")
+			start := time.Now()
+			err := e.rt.start(p, &api.Container{Id: "c1"}, uint32(in.Pid), in)
+			took := time.Since(start)
+			e.sim.SetLatency(resctrlsim.OpMkdir, 0)
+			if took > 2*time.Second {
+				t.Errorf("the start waited %s for resctrl", took)
+			}
+			if policy == config.FailClosed {
+				if err == nil || !strings.Contains(err.Error(), "time budget") {
+					t.Errorf("fail-closed: %v, want the budget's error", err)
+				}
+			} else if err != nil {
+				t.Errorf("fail-open: %v", err)
+			}
+			// The placement went on: the group appears with the init in it.
+			group := "mon_groups/" + uidA
+			if err := pollFor(10*time.Second, func() bool { return e.exists(group) && slices.Contains(e.tasks(group), in.Pid) }); err != nil {
+				t.Errorf("the background placement did not complete: %v", err)
+			}
+		})
+	}
+}
+
+// pollFor waits for cond, checking every 20ms, at most d.
+func pollFor(d time.Duration, cond func() bool) error {
+	deadline := time.Now().Add(d)
+	for !cond() {
+		if time.Now().After(deadline) {
+			return fmt.Errorf("not within %s", d)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	return nil
+}
+
+func TestBudgetIsUnderTheRequestTimeout(t *testing.T) {
+	t.Parallel()
+	cfg := config.Default()
+	for _, tc := range []struct {
+		hookBudget, request, want time.Duration
+	}{
+		{8 * time.Second, 2 * time.Second, 1500 * time.Millisecond},
+		{time.Second, 2 * time.Second, time.Second},
+		{8 * time.Second, 20 * time.Second, 8 * time.Second},
+		{time.Second, 300 * time.Millisecond, minBudget},
+	} {
+		cfg.HookBudget = config.Duration(tc.hookBudget)
+		if got := budget(cfg, tc.request); got != tc.want {
+			t.Errorf("hookBudget %s, request timeout %s: budget %s, want %s", tc.hookBudget, tc.request, got, tc.want)
+		}
+	}
+}

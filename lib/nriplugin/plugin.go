@@ -47,6 +47,7 @@ type Plugin struct {
 	// openLog opens the log a pushed configuration names (SetLogOpener); nil keeps the log.
 	openLog  func(config.Config) (*slog.Logger, io.Closer, error)
 	logClose io.Closer
+	timeouts requestTimeouts
 }
 
 var (
@@ -157,19 +158,27 @@ func (p *Plugin) logger() *slog.Logger {
 // returned: the runtime would drop the plugin, and a partial repair beats none.
 func (p *Plugin) Synchronize(_ context.Context, pods []*api.PodSandbox, ctrs []*api.Container) ([]*api.ContainerUpdate, error) {
 	start := time.Now()
-	_, sel, m := p.current()
+	cfg, sel, m := p.current()
 	log := p.logger().With("event", "Synchronize", "pods", len(pods), "containers", len(ctrs))
 	live, refused := liveContainers(pods, ctrs, sel)
-	for id, err := range refused {
-		_ = m.Refuse(id, err)
+	// A first start on a node full of pods can outlast the runtime's patience: past the
+	// budget the repair goes on in the background, under the same per-pod locks as events.
+	_, done := within(budget(cfg, p.timeouts.get()), func() struct{} {
+		for id, err := range refused {
+			_ = m.Refuse(id, err)
+		}
+		steps, err := m.Reconcile(live, false)
+		for _, s := range steps {
+			log.Info("reconcile", "action", s.Action, "group", s.Group, "pod", s.Pod, "detail", s.Detail)
+		}
+		removed, serr := m.Sweep()
+		log.Info("synchronized", "live", len(live), "steps", len(steps), "swept", removed, "duration", time.Since(start).Round(time.Microsecond),
+			"err", errors.Join(err, serr))
+		return struct{}{}
+	})
+	if !done {
+		log.Warn("synchronizing goes on in the background", "after", time.Since(start).Round(time.Millisecond))
 	}
-	steps, err := m.Reconcile(live, false)
-	for _, s := range steps {
-		log.Info("reconcile", "action", s.Action, "group", s.Group, "pod", s.Pod, "detail", s.Detail)
-	}
-	removed, serr := m.Sweep()
-	log.Info("synchronized", "live", len(live), "steps", len(steps), "swept", removed, "duration", time.Since(start).Round(time.Microsecond),
-		"err", errors.Join(err, serr))
 	return nil, nil
 }
 
@@ -208,8 +217,19 @@ func (p *Plugin) place(event string, pod *api.PodSandbox, ctr *api.Container, la
 		out = lifecycle.Outcome{Container: ctr.GetId(), Pod: idn.PodUID, Action: lifecycle.Skipped, Detail: "pod labels do not meet podSelector"}
 	default:
 		idn.ContainerName = ctr.GetName()
-		out, err = m.Place(lifecycle.Placement{ContainerID: ctr.GetId(), Pid: int(ctr.GetPid()), Pod: idn,
-			Annotations: annotations(pod, ctr), Class: class(ctr), Late: late})
+		pl := lifecycle.Placement{ContainerID: ctr.GetId(), Pid: int(ctr.GetPid()), Pod: idn,
+			Annotations: annotations(pod, ctr), Class: class(ctr), Late: late}
+		d := budget(cfg, p.timeouts.get())
+		r, done := within(d, func() result {
+			out, err := m.Place(pl)
+			return result{out, err}
+		})
+		out, err = r.out, r.err
+		if !done {
+			out = lifecycle.Outcome{Container: ctr.GetId(), Pod: idn.PodUID}
+			err = fmt.Errorf("%w: %s passed before the container was placed (resctrl is slow); it goes on in the background, "+
+				"and the next Synchronize or reconcile completes the pod", ErrBudget, d)
+		}
 	}
 	attrs := []any{"group", out.Group, "outcome", out.Action, "threads", out.Threads, "duration", time.Since(start).Round(time.Microsecond)}
 	if out.Detail != "" {
@@ -247,7 +267,15 @@ func (p *Plugin) leave(event string, pod *api.PodSandbox, ctr *api.Container) {
 	if idn, err := podIdentity(pod); err == nil {
 		d.Pod = idn
 	}
-	out, err := m.Leave(d)
+	cfg, _, _ := p.current()
+	r, done := within(budget(cfg, p.timeouts.get()), func() result {
+		out, err := m.Leave(d)
+		return result{out, err}
+	})
+	out, err := r.out, r.err
+	if !done {
+		err = fmt.Errorf("%w: the departure goes on in the background", ErrBudget)
+	}
 	p.requestLog(event, pod, ctr).Info("left", "group", out.Group, "outcome", out.Action, "detail", out.Detail,
 		"duration", time.Since(start).Round(time.Microsecond), "err", err)
 }
@@ -261,7 +289,15 @@ func (p *Plugin) RemovePodSandbox(_ context.Context, pod *api.PodSandbox) error 
 	if idn, err := podIdentity(pod); err == nil {
 		e.PodUID = idn.PodUID
 	}
-	out, err := m.EndPod(e)
+	cfg, _, _ := p.current()
+	r, done := within(budget(cfg, p.timeouts.get()), func() result {
+		out, err := m.EndPod(e)
+		return result{out, err}
+	})
+	out, err := r.out, r.err
+	if !done {
+		err = fmt.Errorf("%w: the pod's end goes on in the background", ErrBudget)
+	}
 	p.requestLog("RemovePodSandbox", pod, nil).Info("pod ended", "group", out.Group, "outcome", out.Action, "detail", out.Detail,
 		"duration", time.Since(start).Round(time.Microsecond), "err", err)
 	return nil
@@ -274,6 +310,12 @@ func (p *Plugin) Sweep() {
 	if err != nil || len(removed) > 0 {
 		p.logger().Info("sweep", "removed", removed, "err", err)
 	}
+}
+
+// result is what a lifecycle call returned, through within.
+type result struct {
+	out lifecycle.Outcome
+	err error
 }
 
 // requestLog is a logger for one event: never a shared one mutated.

@@ -72,6 +72,7 @@ func (p *Plugin) Run(ctx context.Context, o Options) error {
 	if err != nil {
 		return fmt.Errorf("NRI plugin: %w", err)
 	}
+	p.timeouts.set(s.RequestTimeout)
 	// Start returns once the runtime has configured and synchronised the plugin: a
 	// configuration it pushed and the adapter refused fails here.
 	if err := s.Start(ctx); err != nil {

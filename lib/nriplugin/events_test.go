@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"net"
 	"os"
 	"path/filepath"
@@ -20,6 +21,7 @@ import (
 
 	"github.com/resctrl-mon/resctrl-mon/lib/config"
 	"github.com/resctrl-mon/resctrl-mon/lib/identity"
+	"github.com/resctrl-mon/resctrl-mon/lib/inventory"
 	"github.com/resctrl-mon/resctrl-mon/lib/lifecycle"
 	"github.com/resctrl-mon/resctrl-mon/lib/snapshot"
 	"github.com/resctrl-mon/resctrl-mon/test/proctest"
@@ -633,5 +635,58 @@ func TestBudgetIsUnderTheRequestTimeout(t *testing.T) {
 		if got := budget(cfg, tc.request); got != tc.want {
 			t.Errorf("hookBudget %s, request timeout %s: budget %s, want %s", tc.hookBudget, tc.request, got, tc.want)
 		}
+	}
+}
+
+// One node, one state dir: a pod placed by the hook (CRI-O's annotations, as under CRI-O or
+// podman) and one placed by the adapter. Status shows both; the adapter's Synchronize, which
+// does not know the hook's pod (another runtime's), leaves it and its RMID alone.
+func TestBesideHooks(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, nil)
+	e.startAdapter(Options{})
+	// The hook's pod.
+	hookInit := proctest.Hold(t, "sleep 600")
+	ann := map[string]string{identity.CRIOPodUID: uidB, identity.CRIOSandboxID: sbB, identity.CRIOContainerType: "container",
+		identity.CRIOPodNamespace: "crio", identity.CRIOPodName: "hooked", identity.CRIOContainerID: "hc1"}
+	hookIdn, err := identity.FromAnnotations("hc1", ann)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := lifecycle.New(e.cfg, discard())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := m.Place(lifecycle.Placement{ContainerID: "hc1", Pid: hookInit.Pid, Pod: hookIdn, Annotations: ann}); err != nil {
+		t.Fatal(err)
+	}
+	hookInit.Release(t)
+	rmidB := e.sim.RMID("mon_groups/" + uidB)
+	// The adapter's pod.
+	p := pod(uidA, sbA, "default", "nri")
+	e.rt.runPod(p)
+	in := proctest.Hold(t, "sleep 600")
+	if err := e.rt.start(p, &api.Container{Id: "c1"}, uint32(in.Pid), in); err != nil {
+		t.Fatal(err)
+	}
+	e.startAdapter(Options{}) // a second adapter: a Synchronize that knows only pod A
+
+	inv, err := inventory.Open(e.cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pods, err := inv.Pods(inventory.Options{Tasks: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]string{}
+	for _, p := range pods {
+		got[p.PodUID] = p.Namespace + "/" + p.PodName
+	}
+	if want := map[string]string{uidA: "default/nri", uidB: "crio/hooked"}; !maps.Equal(got, want) {
+		t.Errorf("status shows %v, want %v", got, want)
+	}
+	if e.sim.RMID("mon_groups/"+uidB) != rmidB || !slices.Contains(e.tasks("mon_groups/"+uidB), hookInit.Pid) {
+		t.Errorf("the adapter's Synchronize changed the hook's pod")
 	}
 }

@@ -105,7 +105,8 @@ func TestPodLifecycle(t *testing.T) {
 // kubelet re-creates keeps the RMID; the timer's sweep removes it once the window passed.
 func TestRetentionAndSweepTimer(t *testing.T) {
 	t.Parallel()
-	e := newEnv(t, func(c *config.Config) { c.Retention = config.Duration(300 * time.Millisecond) })
+	// Long enough for a loaded machine to start the next container within it.
+	e := newEnv(t, func(c *config.Config) { c.Retention = config.Duration(2 * time.Second) })
 	e.startAdapter(Options{SweepEvery: 50 * time.Millisecond})
 	p := pod(uidA, sbA, "default", "web")
 	e.rt.runPod(p)

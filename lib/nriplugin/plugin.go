@@ -262,12 +262,11 @@ func (p *Plugin) RemoveContainer(_ context.Context, pod *api.PodSandbox, ctr *ap
 
 func (p *Plugin) leave(event string, pod *api.PodSandbox, ctr *api.Container) {
 	start := time.Now()
-	_, _, m := p.current()
+	cfg, _, m := p.current()
 	d := lifecycle.Departure{ContainerID: ctr.GetId(), Annotations: annotations(pod, ctr)}
 	if idn, err := podIdentity(pod); err == nil {
 		d.Pod = idn
 	}
-	cfg, _, _ := p.current()
 	r, done := within(budget(cfg, p.timeouts.get()), func() result {
 		out, err := m.Leave(d)
 		return result{out, err}
@@ -284,12 +283,11 @@ func (p *Plugin) leave(event string, pod *api.PodSandbox, ctr *api.Container) {
 // pod UID holds it (kubelet re-created the sandbox before it removed this one).
 func (p *Plugin) RemovePodSandbox(_ context.Context, pod *api.PodSandbox) error {
 	start := time.Now()
-	_, _, m := p.current()
+	cfg, _, m := p.current()
 	e := lifecycle.PodEnd{SandboxID: pod.GetId()}
 	if idn, err := podIdentity(pod); err == nil {
 		e.PodUID = idn.PodUID
 	}
-	cfg, _, _ := p.current()
 	r, done := within(budget(cfg, p.timeouts.get()), func() result {
 		out, err := m.EndPod(e)
 		return result{out, err}

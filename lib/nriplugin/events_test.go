@@ -147,9 +147,9 @@ func TestPostStartFallback(t *testing.T) {
 	a := e.startAdapter(Options{})
 	p := pod(uidA, sbA, "default", "web")
 	e.rt.runPod(p)
-	in := forkerInit(t)
+	in := lateInit(t)
 	ctr := &api.Container{Id: "c1"}
-	// The pid comes only at PostStartContainer; the forker has forked by then.
+	// The pid comes only at PostStartContainer; the workload has forked by then.
 	ctr.PodSandboxId, ctr.State = p.Id, api.ContainerState_CONTAINER_CREATED
 	if err := e.rt.blocked(func(ctx context.Context) error {
 		return e.rt.r.StartContainer(ctx, &api.StartContainerRequest{Pod: p, Container: ctr})
@@ -161,6 +161,7 @@ func TestPostStartFallback(t *testing.T) {
 	}
 	in.Release(t)
 	in.WaitLine(t, "ready")
+	in.WaitTasks(t, lateTasks)
 	ctr.Pid, ctr.State = uint32(in.Pid), api.ContainerState_CONTAINER_RUNNING
 	if err := e.rt.blocked(func(ctx context.Context) error {
 		return e.rt.r.PostStartContainer(ctx, &api.PostStartContainerRequest{Pod: p, Container: ctr})
@@ -186,6 +187,17 @@ func TestPostStartFallback(t *testing.T) {
 		t.Errorf("adapter stopped with %v", err)
 	}
 }
+
+// lateInit holds an init whose workload forks two children and a grandchild (4 tasks) and
+// then stays still: placed after it ran (late), the test can tell every task was moved. (The
+// forker's Go runtime may start a thread at any time, which a late placement races by
+// nature.) Wait for lateTasks before placing it.
+func lateInit(t *testing.T) *proctest.Init {
+	t.Helper()
+	return proctest.Hold(t, `sh -c 'sleep 600 & sh -c "sleep 600 & wait" & echo ready; wait'`)
+}
+
+const lateTasks = 4
 
 func (e *env) record(group string) lifecycleRecord {
 	e.t.Helper()
@@ -232,11 +244,12 @@ func TestRestartAndMissedEvents(t *testing.T) {
 	uidC := "22222222-3333-4444-5555-666666666666"
 	pc := pod(uidC, strings.Repeat("c", 64), "default", "new")
 	e.rt.runPod(pc)
-	inC := forkerInit(t)
+	inC := lateInit(t)
 	if err := e.rt.start(pc, &api.Container{Id: "cc"}, uint32(inC.Pid), inC); err != nil {
 		t.Fatal(err)
 	}
 	inC.WaitLine(t, "ready")
+	inC.WaitTasks(t, lateTasks)
 	if !e.exists("mon_groups/"+uidA) || e.exists("mon_groups/"+uidC) {
 		t.Fatalf("events reached a stopped adapter")
 	}
@@ -466,11 +479,9 @@ func TestPreRegistered(t *testing.T) {
 	conf := fmt.Sprintf("resctrlRoot: %s\nstateDir: %s\nsnapshotDir: %s\nretention: 0s\nlog: file:%s\n",
 		e.cfg.ResctrlRoot, e.cfg.StateDir, e.cfg.SnapshotDir, logPath)
 	rt := newRuntimeWith(t, func(pluginDir, confDir string) {
-		b, err := os.ReadFile(bin)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(filepath.Join(pluginDir, "90-resctrl-mon"), b, 0o755); err != nil {
+		// A link, not a copy: a file this process wrote can be held open by a child
+		// another test forks meanwhile, and then fails to exec (ETXTBSY).
+		if err := os.Symlink(bin, filepath.Join(pluginDir, "90-resctrl-mon")); err != nil {
 			t.Fatal(err)
 		}
 		if err := os.WriteFile(filepath.Join(confDir, "90-resctrl-mon.conf"), []byte(conf), 0o644); err != nil {

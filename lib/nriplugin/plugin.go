@@ -24,6 +24,7 @@ import (
 	"log/slog"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/containerd/nri/pkg/api"
@@ -48,6 +49,9 @@ type Plugin struct {
 	openLog  func(config.Config) (*slog.Logger, io.Closer, error)
 	logClose io.Closer
 	timeouts requestTimeouts
+	// refused is why Configure failed the registration: the stub itself may only say the
+	// connection closed.
+	refused atomic.Pointer[error]
 }
 
 var (
@@ -129,7 +133,9 @@ func (p *Plugin) Configure(_ context.Context, text, runtime, version string) (st
 	if strings.TrimSpace(text) == "" {
 		if _, _, m := p.current(); m == nil {
 			log.Error("no usable configuration", "err", p.startErr)
-			return 0, fmt.Errorf("resctrl-mon: no configuration pushed by %s, and its own is unusable: %w", runtime, p.startErr)
+			err := fmt.Errorf("resctrl-mon: no configuration pushed by %s, and its own is unusable: %w", runtime, p.startErr)
+			p.refused.Store(&err)
+			return 0, err
 		}
 		log.Info("configured", "config", "the adapter's own")
 		return 0, nil
@@ -140,7 +146,9 @@ func (p *Plugin) Configure(_ context.Context, text, runtime, version string) (st
 	}
 	if err != nil {
 		log.Error("configuration pushed by the runtime refused", "err", err)
-		return 0, fmt.Errorf("resctrl-mon: configuration pushed by %s: %w", runtime, err)
+		err = fmt.Errorf("resctrl-mon: configuration pushed by %s: %w", runtime, err)
+		p.refused.Store(&err)
+		return 0, err
 	}
 	p.logger().Info("configured", "event", "Configure", "runtime", runtime, "config", "pushed by the runtime")
 	return 0, nil

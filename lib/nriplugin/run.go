@@ -76,6 +76,9 @@ func (p *Plugin) Run(ctx context.Context, o Options) error {
 	// Start returns once the runtime has configured and synchronised the plugin: a
 	// configuration it pushed and the adapter refused fails here.
 	if err := s.Start(ctx); err != nil {
+		if why := p.refused.Load(); why != nil {
+			err = *why
+		}
 		return fmt.Errorf("NRI plugin: registering with the runtime: %w", err)
 	}
 	defer s.Stop()

@@ -100,6 +100,19 @@ func (in *Init) WaitLine(t testing.TB, line string) {
 	}
 }
 
+// WaitTasks waits until the init's cgroup holds at least n tasks: a workload that forks in
+// the background says "ready" before its children have all forked.
+func (in *Init) WaitTasks(t testing.TB, n int) {
+	t.Helper()
+	deadline := time.Now().Add(20 * time.Second)
+	for len(in.Tasks(t)) < n {
+		if time.Now().After(deadline) {
+			t.Fatalf("pid %d: %d tasks in its cgroup after 20s, want %d", in.Pid, len(in.Tasks(t)), n)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
 // Tasks lists every thread of every process in the init's cgroup.
 func (in *Init) Tasks(t testing.TB) []int {
 	t.Helper()

@@ -1,6 +1,8 @@
 package config
 
 import (
+	"maps"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -48,10 +50,11 @@ func TestSelector(t *testing.T) {
 	}
 }
 
-// A parsed selector is made of valid keys and values, and every requirement decides alone:
-// labels that meet it all match, and dropping one "=" label breaks the match.
+// A parsed selector is made of valid keys and values, and every requirement counts: labels
+// built to meet them all match unless the selector contradicts itself, and dropping a label
+// an "=" requirement names breaks the match.
 func FuzzParseSelector(f *testing.F) {
-	for _, s := range []string{"", "app=web", "a!=b,!c,d", "x.io/k==v", "app in (a)", "=", ",,", "!"} {
+	for _, s := range []string{"", "app=web", "a!=b,!c,d", "x.io/k==v", "app in (a)", "=", ",,", "!", "0=0,0", "a!=,a"} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, s string) {
@@ -59,18 +62,13 @@ func FuzzParseSelector(f *testing.F) {
 		if err != nil {
 			return
 		}
-		labels := map[string]string{}
 		for _, r := range sel {
 			if !labelKey(r.Key) || !labelValue(r.Value) {
 				t.Fatalf("%q: accepted requirement %+v", s, r)
 			}
-			if r.Op == "=" || r.Op == "exists" {
-				labels[r.Key] = r.Value
-			}
 		}
+		labels := meeting(sel)
 		if !sel.Matches(labels) {
-			// A contradictory selector (a=1,a!=1 or a,!a) matches nothing; any other must
-			// match the labels built from it.
 			if !contradictory(sel) {
 				t.Fatalf("%q does not match %v", s, labels)
 			}
@@ -80,12 +78,8 @@ func FuzzParseSelector(f *testing.F) {
 			if r.Op != "=" {
 				continue
 			}
-			without := map[string]string{}
-			for k, v := range labels {
-				if k != r.Key {
-					without[k] = v
-				}
-			}
+			without := maps.Clone(labels)
+			delete(without, r.Key)
 			if sel.Matches(without) {
 				t.Fatalf("%q matches %v without %s", s, without, r.Key)
 			}
@@ -93,26 +87,42 @@ func FuzzParseSelector(f *testing.F) {
 	})
 }
 
-func contradictory(sel Selector) bool {
-	want := map[string]string{}
+// meeting builds labels meant to meet every requirement: "=" sets its value, "exists" a
+// value no "!=" excludes, "!=" and "!exists" leave the label out.
+func meeting(sel Selector) map[string]string {
+	labels := map[string]string{}
 	for _, r := range sel {
 		if r.Op == "=" {
-			if v, ok := want[r.Key]; ok && v != r.Value {
-				return true
-			}
-			want[r.Key] = r.Value
+			labels[r.Key] = r.Value
 		}
 	}
 	for _, r := range sel {
-		v, set := want[r.Key]
-		exists := false
-		for _, q := range sel {
-			if q.Key == r.Key && q.Op == "exists" {
-				exists = true
-			}
+		if _, set := labels[r.Key]; r.Op != "exists" || set {
+			continue
 		}
-		if (r.Op == "!=" && set && v == r.Value) || (r.Op == "!exists" && (set || exists)) {
-			return true
+		v := "x"
+		for slices.ContainsFunc(sel, func(q Requirement) bool { return q.Key == r.Key && q.Op == "!=" && q.Value == v }) {
+			v += "x"
+		}
+		labels[r.Key] = v
+	}
+	return labels
+}
+
+// contradictory reports a selector no labels can meet: two values for a key, a value both
+// required and excluded, a key both required and excluded.
+func contradictory(sel Selector) bool {
+	for _, r := range sel {
+		for _, q := range sel {
+			if r.Key != q.Key {
+				continue
+			}
+			switch {
+			case r.Op == "=" && q.Op == "=" && r.Value != q.Value,
+				r.Op == "=" && q.Op == "!=" && r.Value == q.Value,
+				(r.Op == "=" || r.Op == "exists") && q.Op == "!exists":
+				return true
+			}
 		}
 	}
 	return false

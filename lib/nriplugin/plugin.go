@@ -88,7 +88,7 @@ func (p *Plugin) SetLogOpener(open func(config.Config) (*slog.Logger, io.Closer,
 }
 
 // apply builds a manager for cfg and swaps it in only when it is whole.
-func (p *Plugin) apply(cfg config.Config) error {
+func (p *Plugin) apply(cfg config.Config) (retErr error) {
 	if err := cfg.Validate(); err != nil {
 		return fmt.Errorf("configuration: %w", err)
 	}
@@ -101,12 +101,15 @@ func (p *Plugin) apply(cfg config.Config) error {
 		if log, closer, err = p.openLog(cfg); err != nil {
 			return fmt.Errorf("configuration: %w", err)
 		}
+		// A log opened for a configuration that is not taken is closed again.
+		defer func() {
+			if retErr != nil {
+				_ = closer.Close()
+			}
+		}()
 	}
 	m, err := lifecycle.New(cfg, log)
 	if err != nil {
-		if closer != nil {
-			_ = closer.Close()
-		}
 		return err
 	}
 	p.mu.Lock()

@@ -58,6 +58,7 @@ build:
 	$(GO) build $(TAGS) -o $(BIN)/resctrlsim ./test/resctrlsim/cmd/resctrlsim
 	$(GO) build $(TAGS) $(GOLDFLAGS) -o $(BIN)/resctrl-mon-hook ./hooks
 	$(GO) build $(TAGS) $(GOLDFLAGS) -o $(BIN)/resctrl-mon ./cmd/resctrl-mon
+	$(GO) build $(TAGS) $(GOLDFLAGS) -o $(BIN)/resctrl-mon-nri ./nri-adapter
 
 # Every test, the simulator's included. They need root, /dev/fuse and the runtimes; without
 # them most would skip and still print "ok", so test/preflight.sh (which also installs the
@@ -96,6 +97,7 @@ bench: deps
 	$(GO) test $(TAGS) -run XXX -bench . -benchtime 200x ./lib/state/
 	$(GO) test $(TAGS) -run XXX -bench 'Scrape|ServeMemory' -benchtime 5x ./lib/exporter/
 	$(GO) test $(TAGS) -run XXX -bench Collect -benchtime 50x ./lib/exporter/
+	$(GO) test $(TAGS) -run XXX -bench . -benchtime 300x ./lib/nriplugin/
 
 lint:
 	@command -v golangci-lint >/dev/null 2>&1 || $(GO) install $(GOLANGCI)

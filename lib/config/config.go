@@ -63,6 +63,9 @@ type Config struct {
 	Namespaces Filter `json:"namespaces"`
 	// Annotations opt containers in or out.
 	Annotations AnnotationFilter `json:"annotations"`
+	// PodSelector selects pods by their labels (see Selector), as the NRI runtime sends
+	// them; "" selects every pod. Only the NRI adapter is given pod labels: hooks ignore it.
+	PodSelector string `json:"podSelector"`
 	// FailurePolicy: "open" or "closed".
 	FailurePolicy FailurePolicy `json:"failurePolicy"`
 	// Retention is how long a pod's group outlives its last container, so that a
@@ -153,6 +156,9 @@ func (c Config) Validate() error {
 				bad(key, "%q is not a namespace name", n)
 			}
 		}
+	}
+	if _, err := ParseSelector(c.PodSelector); err != nil {
+		bad("podSelector", "%s", err)
 	}
 	for _, r := range c.RuntimeRoots {
 		if !filepath.IsAbs(r) {

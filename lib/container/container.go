@@ -4,6 +4,8 @@
 // container, does not carry libcontainer's weight.
 package container
 
+import "github.com/resctrl-mon/resctrl-mon/lib/identity"
+
 // Container is one live container, as its runtime's own state describes it.
 type Container struct {
 	ID          string
@@ -13,4 +15,8 @@ type Container struct {
 	Annotations map[string]string
 	ClosID      string // linux.intelRdt.closID, "" for none
 	CgroupsPath string // linux.cgroupsPath
+	// Pod is who the container is when its front end was told by the runtime itself (the
+	// NRI adapter: the PodSandbox); nil means from Annotations and CgroupsPath, as a hook
+	// reads them. Annotations then serve the opt-in/opt-out filters only.
+	Pod *identity.Identity
 }

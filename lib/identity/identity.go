@@ -67,6 +67,7 @@ const (
 	CRIO       Runtime = "cri-o"
 	Containerd Runtime = "containerd"
 	Podman     Runtime = "podman" // a podman pod: a sandbox id (the infra's, or the pod's), no pod UID
+	NRI        Runtime = "nri"    // told by the runtime over NRI (containerd, CRI-O): its PodSandbox
 	Plain      Runtime = ""       // no pod at all: runc, crun, podman run
 )
 

@@ -51,8 +51,12 @@ func (m *Manager) Leave(d Departure) (out Outcome, err error) {
 		}
 		out.Action = Left
 		if len(tx.Rec.Containers) == 0 {
-			now := m.now().UTC()
-			tx.Rec.IdleSince = &now
+			if tx.Rec.IdleSince == nil {
+				// A second departure of the same container (NRI sends StopContainer and
+				// RemoveContainer) does not restart the retention clock.
+				now := m.now().UTC()
+				tx.Rec.IdleSince = &now
+			}
 			out.Action = Idle
 			if m.cfg.Retention == 0 {
 				out.Action, out.Detail = m.remove(tx)

@@ -30,6 +30,11 @@ type Placement struct {
 	Annotations map[string]string
 	// Class is the allocation class (CLOS) the runtime put the container in, "" for none.
 	Class string
+	// Late says the container has already run: its runtime gave no pid before it started
+	// (NRI's PostStartContainer fallback, CRI-O before 1.36). Every task of its cgroup is
+	// moved, not just the init's threads, and the pod is marked late-assigned: what they
+	// did until now was counted elsewhere.
+	Late bool
 }
 
 // Place puts a container in its pod's group: the group is made (one RMID for the pod's
@@ -74,11 +79,28 @@ func (m *Manager) Place(p Placement) (out Outcome, err error) {
 	if skipped > 0 {
 		out.Detail = fmt.Sprintf("%d threads outside class %s left (they end at execve)", skipped, p.Class)
 	}
+	if err == nil && p.Late {
+		var late int
+		late, err = m.placeLate(name, p)
+		out.Threads += late
+	}
 	if err != nil {
 		m.recordFailure(FailAssign, p.ContainerID, out.Pod, err)
 		return out, errors.Join(err, m.release(p.ContainerID, name, created))
 	}
 	return out, nil
+}
+
+// placeLate moves every task of a started container's cgroup into its group: the init has
+// forked and exec'd by now, and its children run outside the group.
+func (m *Manager) placeLate(name string, p Placement) (int, error) {
+	cgroups, err := procfs.ReadCgroups()
+	if err != nil {
+		return 0, err
+	}
+	tids := slices.DeleteFunc(processTasks(cgroups.Peers(p.Pid)), func(t int) bool { return t == p.Pid })
+	moved, _, err := m.assign(name, tids, p.Class != "", 0)
+	return moved, err
 }
 
 // reserve makes sure the pod's group exists and records the container in it, under the
@@ -101,6 +123,12 @@ func (m *Manager) reserve(p Placement, name string, out *Outcome) (created bool,
 			return err
 		}
 		owned := tx.Owned
+		// Another front end (the hook and the NRI adapter on one node), or a repeated
+		// event, placed this very init already: it is one container, recorded once.
+		again := owned && sameInit(tx.Rec, p.ContainerID, p.Pid)
+		if p.Late {
+			tx.Rec.LateAssigned = true
+		}
 		// The container is in the record before mkdir: a process killed between mkdir and
 		// the tasks write then leaves a group reconcile knows is ours (and completes or
 		// removes), not an unprovable orphan holding an RMID forever.
@@ -115,6 +143,9 @@ func (m *Manager) reserve(p Placement, name string, out *Outcome) (created bool,
 			return m.undoReserve(tx, p.ContainerID, owned, out, err)
 		}
 		out.Action = Joined
+		if again {
+			out.Detail = "already placed (by another front end or an earlier event)"
+		}
 		if created {
 			out.Action = Created
 			if owned {
@@ -318,6 +349,17 @@ func (m *Manager) recordContainer(rec *state.Record, id string, pid int) {
 		}
 		rec.Cgroups[id] = cg
 	}
+}
+
+// sameInit reports whether the record holds the container with this very init (pid and
+// start time: a pid alone is reused).
+func sameInit(rec state.Record, id string, pid int) bool {
+	in, ok := rec.Inits[id]
+	if !ok || in.Pid != pid {
+		return false
+	}
+	st, err := procfs.ReadStat(pid)
+	return err == nil && st.StartTime == in.Start
 }
 
 // forgetContainer takes a container out of a record.

@@ -56,7 +56,7 @@ func (m *Manager) Reconcile(live []container.Container, dryRun bool) ([]Step, er
 	}
 	want := map[string]*wanted{}
 	for _, c := range live {
-		idn, err := identity.FromSpec(c.ID, c.Annotations, c.CgroupsPath)
+		idn, err := identityOf(c)
 		if err != nil {
 			acts = append(acts, Step{Action: Refused, Group: c.ID, Detail: err.Error()})
 			continue
@@ -103,6 +103,14 @@ func (m *Manager) Reconcile(live []container.Container, dryRun bool) ([]Step, er
 		errs = append(errs, m.unbindDead(live))
 	}
 	return acts, errors.Join(errs...)
+}
+
+// identityOf is who a live container is: what its front end was told, or its annotations.
+func identityOf(c container.Container) (identity.Identity, error) {
+	if c.Pod != nil {
+		return *c.Pod, nil
+	}
+	return identity.FromSpec(c.ID, c.Annotations, c.CgroupsPath)
 }
 
 // reconcileLive gives a live pod its group and puts all its tasks in it.

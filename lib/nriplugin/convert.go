@@ -1,0 +1,82 @@
+package nriplugin
+
+import (
+	"maps"
+
+	"github.com/containerd/nri/pkg/api"
+
+	"github.com/resctrl-mon/resctrl-mon/lib/config"
+	"github.com/resctrl-mon/resctrl-mon/lib/container"
+	"github.com/resctrl-mon/resctrl-mon/lib/identity"
+)
+
+// What NRI sends, as the library's plain facts. Pure functions: the handlers only call them.
+
+// podIdentity is the pod's identity from the fields the runtime itself sets in the
+// PodSandbox (never its annotations or labels, which are the user's).
+func podIdentity(pod *api.PodSandbox) (identity.Identity, error) {
+	return identity.FromPodSandbox(identity.PodSandbox{ID: pod.GetId(), UID: pod.GetUid(), Namespace: pod.GetNamespace(), Name: pod.GetName()})
+}
+
+// annotations are the pod's and the container's annotations (the container's win), for the
+// opt-in/opt-out filters: a user may set them on either.
+func annotations(pod *api.PodSandbox, ctr *api.Container) map[string]string {
+	out := maps.Clone(pod.GetAnnotations())
+	if out == nil {
+		out = map[string]string{}
+	}
+	maps.Copy(out, ctr.GetAnnotations())
+	return out
+}
+
+// class is the allocation class (CLOS) the container runs in: the runtime's RDT closID when
+// a plugin adjusted it (what becomes the spec's linux.intelRdt.closID), else the class
+// kubelet asked for (CRI's rdt class, which runtimes map to the resctrl group of that name).
+func class(ctr *api.Container) string {
+	l := ctr.GetLinux()
+	if c := l.GetRdt().GetClosId(); c != nil {
+		return c.GetValue()
+	}
+	return l.GetResources().GetRdtClass().GetValue()
+}
+
+// selected reports whether the pod's labels meet the configured selector.
+func selected(sel config.Selector, pod *api.PodSandbox) bool {
+	return sel.Matches(pod.GetLabels())
+}
+
+// liveContainers is NRI's view of what runs, as reconcile takes it: every container that has
+// an init (created or running), with its pod's identity. A pod's sandbox is not a container
+// in NRI, so it is never placed (the README's rule). Containers of pods the selector leaves
+// out, or whose pod does not add up, are not live to resctrl-mon: a group made for them while
+// they were included still ends with them (reconcile keeps a group whose recorded init runs).
+func liveContainers(pods []*api.PodSandbox, ctrs []*api.Container, sel config.Selector) (live []container.Container, refused map[string]error) {
+	byID := map[string]*api.PodSandbox{}
+	for _, p := range pods {
+		byID[p.GetId()] = p
+	}
+	refused = map[string]error{}
+	idns := map[string]*identity.Identity{}
+	for _, c := range ctrs {
+		pod := byID[c.GetPodSandboxId()]
+		if pod == nil || c.GetPid() == 0 || c.GetState() == api.ContainerState_CONTAINER_STOPPED || !selected(sel, pod) {
+			continue
+		}
+		idn, ok := idns[pod.GetId()]
+		if !ok {
+			v, err := podIdentity(pod)
+			if err != nil {
+				refused[c.GetId()] = err
+				continue
+			}
+			idn = &v
+			idns[pod.GetId()] = idn
+		}
+		if idn == nil {
+			continue
+		}
+		live = append(live, container.Container{ID: c.GetId(), Runtime: "nri", Pid: int(c.GetPid()), Annotations: annotations(pod, c),
+			ClosID: class(c), CgroupsPath: c.GetLinux().GetCgroupsPath(), Pod: idn})
+	}
+	return live, refused
+}

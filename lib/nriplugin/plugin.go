@@ -1,0 +1,337 @@
+// Package nriplugin is resctrl-mon's NRI plugin (containerd, CRI-O): its handlers only
+// translate NRI events into the library's calls, the same ones the OCI hook makes, on the
+// same state directory and locks, so hooks and the adapter on one node never fight.
+//
+//   - StartContainer: the container's init is created and not yet started (containerd gives
+//     its pid here): Place, the race-free point.
+//   - PostStartContainer: only when no pid came at StartContainer (CRI-O before 1.36): Place
+//     late, the pod marked late-assigned.
+//   - StopContainer, RemoveContainer: Leave (the group stays for the retention window, so a
+//     container re-created in the pod keeps its RMID).
+//   - RemovePodSandbox: EndPod (.end snapshot, then the group), unless another live sandbox
+//     of the pod UID holds the group.
+//   - Synchronize (every start, and after a runtime restart): Reconcile with NRI's pods and
+//     containers as the live list, then Sweep.
+//
+// A timer runs Sweep (housekeeping) between events.
+package nriplugin
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/containerd/nri/pkg/api"
+	"github.com/containerd/nri/pkg/stub"
+
+	"github.com/resctrl-mon/resctrl-mon/lib/config"
+	"github.com/resctrl-mon/resctrl-mon/lib/lifecycle"
+)
+
+// Plugin is the adapter's state: the configuration and the lifecycle manager it built, which
+// Configure may replace (whole, or not at all).
+type Plugin struct {
+	log *slog.Logger
+	mu  sync.RWMutex
+	cfg config.Config
+	sel config.Selector
+	m   *lifecycle.Manager
+	// startErr is why the adapter has no configuration yet (Unconfigured): only one pushed by
+	// the runtime can give it one.
+	startErr error
+	// openLog opens the log a pushed configuration names (SetLogOpener); nil keeps the log.
+	openLog  func(config.Config) (*slog.Logger, io.Closer, error)
+	logClose io.Closer
+	timeouts requestTimeouts
+	// refused is why Configure failed the registration: the stub itself may only say the
+	// connection closed.
+	refused atomic.Pointer[error]
+}
+
+var (
+	_ stub.ConfigureInterface          = (*Plugin)(nil)
+	_ stub.SynchronizeInterface        = (*Plugin)(nil)
+	_ stub.StartContainerInterface     = (*Plugin)(nil)
+	_ stub.PostStartContainerInterface = (*Plugin)(nil)
+	_ stub.StopContainerInterface      = (*Plugin)(nil)
+	_ stub.RemoveContainerInterface    = (*Plugin)(nil)
+	_ stub.RemovePodInterface          = (*Plugin)(nil)
+)
+
+// New checks cfg and opens resctrl and the state directory: a bad configuration refuses to
+// start.
+func New(cfg config.Config, log *slog.Logger) (*Plugin, error) {
+	p := &Plugin{log: log}
+	if err := p.apply(cfg); err != nil {
+		return nil, err
+	}
+	return p, nil
+}
+
+// Unconfigured is an adapter the runtime started (a pre-registered plugin) whose own
+// configuration failed (why): it registers, and works once the runtime pushes a valid one;
+// without one its Configure fails the registration with why.
+func Unconfigured(log *slog.Logger, why error) *Plugin {
+	return &Plugin{log: log, startErr: why}
+}
+
+// SetLogOpener makes a configuration pushed by the runtime also choose the log (a
+// pre-registered plugin is started with no arguments and no environment).
+func (p *Plugin) SetLogOpener(open func(config.Config) (*slog.Logger, io.Closer, error)) {
+	p.openLog = open
+}
+
+// apply builds a manager for cfg and swaps it in only when it is whole.
+func (p *Plugin) apply(cfg config.Config) (retErr error) {
+	if err := cfg.Validate(); err != nil {
+		return fmt.Errorf("configuration: %w", err)
+	}
+	sel, err := config.ParseSelector(cfg.PodSelector)
+	if err != nil {
+		return fmt.Errorf("configuration: podSelector: %w", err)
+	}
+	log, closer := p.logger(), io.Closer(nil)
+	if p.openLog != nil {
+		if log, closer, err = p.openLog(cfg); err != nil {
+			return fmt.Errorf("configuration: %w", err)
+		}
+		// A log opened for a configuration that is not taken is closed again.
+		defer func() {
+			if retErr != nil {
+				_ = closer.Close()
+			}
+		}()
+	}
+	m, err := lifecycle.New(cfg, log)
+	if err != nil {
+		return err
+	}
+	p.mu.Lock()
+	old := p.logClose
+	p.cfg, p.sel, p.m, p.startErr, p.log, p.logClose = cfg, sel, m, nil, log, closer
+	p.mu.Unlock()
+	if old != nil {
+		_ = old.Close()
+	}
+	return nil
+}
+
+func (p *Plugin) current() (config.Config, config.Selector, *lifecycle.Manager) {
+	p.mu.RLock()
+	defer p.mu.RUnlock()
+	return p.cfg, p.sel, p.m
+}
+
+// Configure takes the configuration the runtime pushes (a pre-registered plugin's config
+// in the runtime's NRI config dir): a whole config file, as YAML. Empty keeps the one the
+// adapter started with. A bad one fails the registration, saying why.
+func (p *Plugin) Configure(_ context.Context, text, runtime, version string) (stub.EventMask, error) {
+	log := p.logger().With("event", "Configure", "runtime", runtime, "version", version)
+	if strings.TrimSpace(text) == "" {
+		if _, _, m := p.current(); m == nil {
+			log.Error("no usable configuration", "err", p.startErr)
+			err := fmt.Errorf("resctrl-mon: no configuration pushed by %s, and its own is unusable: %w", runtime, p.startErr)
+			p.refused.Store(&err)
+			return 0, err
+		}
+		log.Info("configured", "config", "the adapter's own")
+		return 0, nil
+	}
+	cfg, err := config.Parse(strings.NewReader(text))
+	if err == nil {
+		err = p.apply(cfg)
+	}
+	if err != nil {
+		log.Error("configuration pushed by the runtime refused", "err", err)
+		err = fmt.Errorf("resctrl-mon: configuration pushed by %s: %w", runtime, err)
+		p.refused.Store(&err)
+		return 0, err
+	}
+	p.logger().Info("configured", "event", "Configure", "runtime", runtime, "config", "pushed by the runtime")
+	return 0, nil
+}
+
+func (p *Plugin) logger() *slog.Logger {
+	p.mu.RLock()
+	defer p.mu.RUnlock()
+	return p.log
+}
+
+// Synchronize reconciles with the runtime's pods and containers as the truth: what was
+// missed while the adapter was down is completed (late-assigned), the groups of pods that
+// are gone are ended, and nothing that is not ours is touched. Failures are logged, not
+// returned: the runtime would drop the plugin, and a partial repair beats none.
+func (p *Plugin) Synchronize(_ context.Context, pods []*api.PodSandbox, ctrs []*api.Container) ([]*api.ContainerUpdate, error) {
+	start := time.Now()
+	cfg, sel, m := p.current()
+	log := p.logger().With("event", "Synchronize", "pods", len(pods), "containers", len(ctrs))
+	live, refused := liveContainers(pods, ctrs, sel)
+	// A first start on a node full of pods can outlast the runtime's patience: past the
+	// budget the repair goes on in the background, under the same per-pod locks as events.
+	_, done := within(budget(cfg, p.timeouts.get()), func() struct{} {
+		for id, err := range refused {
+			_ = m.Refuse(id, err)
+		}
+		steps, err := m.Reconcile(live, false)
+		for _, s := range steps {
+			log.Info("reconcile", "action", s.Action, "group", s.Group, "pod", s.Pod, "detail", s.Detail)
+		}
+		removed, serr := m.Sweep()
+		log.Info("synchronized", "live", len(live), "steps", len(steps), "swept", removed, "duration", time.Since(start).Round(time.Microsecond),
+			"err", errors.Join(err, serr))
+		return struct{}{}
+	})
+	if !done {
+		log.Warn("synchronizing goes on in the background", "after", time.Since(start).Round(time.Millisecond))
+	}
+	return nil, nil
+}
+
+// StartContainer places the container's created, not yet started init.
+func (p *Plugin) StartContainer(_ context.Context, pod *api.PodSandbox, ctr *api.Container) error {
+	if ctr.GetPid() == 0 {
+		p.requestLog("StartContainer", pod, ctr).Info("no pid yet: placed at PostStartContainer, late")
+		return nil
+	}
+	return p.place("StartContainer", pod, ctr, false)
+}
+
+// PostStartContainer places a container StartContainer could not (no pid was given).
+func (p *Plugin) PostStartContainer(_ context.Context, pod *api.PodSandbox, ctr *api.Container) error {
+	_, _, m := p.current()
+	if g, err := m.Store().ContainerGroup(ctr.GetId()); err == nil && g != "" {
+		return nil // placed at StartContainer
+	}
+	return p.place("PostStartContainer", pod, ctr, true)
+}
+
+// place turns the event into a Placement. Only the fail-closed policy fails the container.
+func (p *Plugin) place(event string, pod *api.PodSandbox, ctr *api.Container, late bool) error {
+	start := time.Now()
+	cfg, sel, m := p.current()
+	log := p.requestLog(event, pod, ctr)
+	var out lifecycle.Outcome
+	var err error
+	idn, ierr := podIdentity(pod)
+	switch {
+	case ctr.GetPid() == 0:
+		err = fmt.Errorf("%w: the runtime gave no pid at %s", lifecycle.ErrBadInput, event)
+	case ierr != nil:
+		err = m.Refuse(ctr.GetId(), ierr)
+	case !selected(sel, pod):
+		out = lifecycle.Outcome{Container: ctr.GetId(), Pod: idn.PodUID, Action: lifecycle.Skipped, Detail: "pod labels do not meet podSelector"}
+	default:
+		idn.ContainerName = ctr.GetName()
+		pl := lifecycle.Placement{ContainerID: ctr.GetId(), Pid: int(ctr.GetPid()), Pod: idn,
+			Annotations: annotations(pod, ctr), Class: class(ctr), Late: late}
+		d := budget(cfg, p.timeouts.get())
+		r, done := within(d, func() result {
+			out, err := m.Place(pl)
+			return result{out, err}
+		})
+		out, err = r.out, r.err
+		if !done {
+			out = lifecycle.Outcome{Container: ctr.GetId(), Pod: idn.PodUID}
+			err = fmt.Errorf("%w: %s passed before the container was placed (resctrl is slow); it goes on in the background, "+
+				"and the next Synchronize or reconcile completes the pod", ErrBudget, d)
+		}
+	}
+	attrs := []any{"group", out.Group, "outcome", out.Action, "threads", out.Threads, "duration", time.Since(start).Round(time.Microsecond)}
+	if out.Detail != "" {
+		attrs = append(attrs, "detail", out.Detail)
+	}
+	if err == nil {
+		log.Info("placed", attrs...)
+		return nil
+	}
+	log.Error("placed", append(attrs, "err", err)...)
+	if cfg.FailurePolicy == config.FailClosed && event == "StartContainer" {
+		return fmt.Errorf("resctrl-mon: container %s not started (failurePolicy: closed): %w", ctr.GetId(), err)
+	}
+	return nil
+}
+
+// StopContainer: the container leaves its pod's group; the group stays for the retention
+// window.
+func (p *Plugin) StopContainer(_ context.Context, pod *api.PodSandbox, ctr *api.Container) ([]*api.ContainerUpdate, error) {
+	p.leave("StopContainer", pod, ctr)
+	return nil, nil
+}
+
+// RemoveContainer: as StopContainer (a container removed without a stop, or a second
+// departure, which changes nothing).
+func (p *Plugin) RemoveContainer(_ context.Context, pod *api.PodSandbox, ctr *api.Container) error {
+	p.leave("RemoveContainer", pod, ctr)
+	return nil
+}
+
+func (p *Plugin) leave(event string, pod *api.PodSandbox, ctr *api.Container) {
+	start := time.Now()
+	cfg, _, m := p.current()
+	d := lifecycle.Departure{ContainerID: ctr.GetId(), Annotations: annotations(pod, ctr)}
+	if idn, err := podIdentity(pod); err == nil {
+		d.Pod = idn
+	}
+	r, done := within(budget(cfg, p.timeouts.get()), func() result {
+		out, err := m.Leave(d)
+		return result{out, err}
+	})
+	out, err := r.out, r.err
+	if !done {
+		err = fmt.Errorf("%w: the departure goes on in the background", ErrBudget)
+	}
+	p.requestLog(event, pod, ctr).Info("left", "group", out.Group, "outcome", out.Action, "detail", out.Detail,
+		"duration", time.Since(start).Round(time.Microsecond), "err", err)
+}
+
+// RemovePodSandbox: the pod is gone. Its group ends unless another live sandbox of the same
+// pod UID holds it (kubelet re-created the sandbox before it removed this one).
+func (p *Plugin) RemovePodSandbox(_ context.Context, pod *api.PodSandbox) error {
+	start := time.Now()
+	cfg, _, m := p.current()
+	e := lifecycle.PodEnd{SandboxID: pod.GetId()}
+	if idn, err := podIdentity(pod); err == nil {
+		e.PodUID = idn.PodUID
+	}
+	r, done := within(budget(cfg, p.timeouts.get()), func() result {
+		out, err := m.EndPod(e)
+		return result{out, err}
+	})
+	out, err := r.out, r.err
+	if !done {
+		err = fmt.Errorf("%w: the pod's end goes on in the background", ErrBudget)
+	}
+	p.requestLog("RemovePodSandbox", pod, nil).Info("pod ended", "group", out.Group, "outcome", out.Action, "detail", out.Detail,
+		"duration", time.Since(start).Round(time.Microsecond), "err", err)
+	return nil
+}
+
+// Sweep is the housekeeping the timer runs.
+func (p *Plugin) Sweep() {
+	_, _, m := p.current()
+	removed, err := m.Sweep()
+	if err != nil || len(removed) > 0 {
+		p.logger().Info("sweep", "removed", removed, "err", err)
+	}
+}
+
+// result is what a lifecycle call returned, through within.
+type result struct {
+	out lifecycle.Outcome
+	err error
+}
+
+// requestLog is a logger for one event: never a shared one mutated.
+func (p *Plugin) requestLog(event string, pod *api.PodSandbox, ctr *api.Container) *slog.Logger {
+	attrs := []any{"event", event, "namespace", pod.GetNamespace(), "pod", pod.GetName(), "uid", pod.GetUid()}
+	if ctr != nil {
+		attrs = append(attrs, "container", ctr.GetName(), "id", ctr.GetId(), "pid", ctr.GetPid())
+	}
+	return p.logger().With(attrs...)
+}

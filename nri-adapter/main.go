@@ -1,0 +1,119 @@
+// Command resctrl-mon-nri is resctrl-mon's NRI plugin for containerd and CRI-O: the same
+// library as the OCI hook, driven by the runtime's NRI events (lib/nriplugin). Run it as an
+// external plugin (it connects to the runtime's NRI socket) or pre-registered in the
+// runtime's NRI plugin dir (the runtime starts it and may push its config).
+//
+// It exits 1 when the runtime drops the connection, for its supervisor to restart it (it
+// resynchronises on start), and 2 when its configuration is bad. Started by the runtime, a
+// configuration the runtime pushes can stand in for a bad or missing own one.
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"slices"
+	"syscall"
+	"time"
+
+	"github.com/containerd/nri/pkg/api"
+
+	"github.com/resctrl-mon/resctrl-mon/lib/config"
+	"github.com/resctrl-mon/resctrl-mon/lib/logging"
+	"github.com/resctrl-mon/resctrl-mon/lib/nriplugin"
+)
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
+	defer stop()
+	os.Exit(run(ctx, os.Args[1:], os.Stderr))
+}
+
+// invocation is what the command line asks for.
+type invocation struct {
+	configPath string
+	set        map[string]string // config keys given as flags
+	opts       nriplugin.Options
+}
+
+func run(ctx context.Context, args []string, stderr io.Writer) int {
+	inv, err := parseArgs(args, stderr)
+	if errors.Is(err, flag.ErrHelp) {
+		return 0
+	}
+	if err != nil {
+		return 2
+	}
+	cfg, err := config.Resolve(inv.configPath, os.Environ(), inv.set)
+	log, closer, lerr := openLog(cfg)
+	if lerr != nil {
+		log, closer = slog.New(slog.NewTextHandler(stderr, nil)), io.NopCloser(nil)
+		err = errors.Join(err, lerr)
+	}
+	defer func() { _ = closer.Close() }()
+	var p *nriplugin.Plugin
+	if err == nil {
+		p, err = nriplugin.New(cfg, log)
+	}
+	if err != nil {
+		if os.Getenv(api.PluginSocketEnvVar) == "" {
+			fmt.Fprintf(stderr, "resctrl-mon-nri: not started: %v\n", err)
+			return 2
+		}
+		// Started by the runtime (pre-registered), with no arguments and no environment:
+		// the configuration it pushes at registration may be all there is.
+		log.Warn("own configuration unusable; waiting for the runtime's", "err", err)
+		p = nriplugin.Unconfigured(log, err)
+	}
+	p.SetLogOpener(openLog)
+	if err := p.Run(ctx, inv.opts); err != nil {
+		log.Error("stopped", "err", err)
+		fmt.Fprintf(stderr, "resctrl-mon-nri: %v\n", err)
+		return 1
+	}
+	return 0
+}
+
+func openLog(cfg config.Config) (*slog.Logger, io.Closer, error) {
+	return logging.Open(cfg.Log, "resctrl-mon-nri", filepath.Join(cfg.StateDir, "nri.log"))
+}
+
+// parseArgs reads the command line: NRI's own settings, then every config key as a flag,
+// as the hook and the CLI take them.
+func parseArgs(args []string, stderr io.Writer) (invocation, error) {
+	fs := flag.NewFlagSet("resctrl-mon-nri", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	cfgPath := fs.String("config", "", config.ConfigFlagUsage())
+	inv := invocation{set: map[string]string{}}
+	fs.StringVar(&inv.opts.Name, "nri-name", "resctrl-mon", "plugin name to register with the runtime")
+	fs.StringVar(&inv.opts.Index, "nri-idx", "", "plugin index (two digits) to register with (default "+nriplugin.DefaultIndex+"; a pre-registered plugin gets it from its file name)")
+	fs.StringVar(&inv.opts.Socket, "nri-socket", "", "the runtime's NRI socket (default NRI's, /var/run/nri/nri.sock)")
+	fs.DurationVar(&inv.opts.SweepEvery, "sweep-every", nriplugin.DefaultSweepEvery, "how often idle groups past the retention window are removed")
+	for _, k := range config.Keys() {
+		fs.String(k, "", config.FlagUsage(k))
+	}
+	if err := fs.Parse(args); err != nil {
+		return invocation{}, err
+	}
+	if fs.NArg() != 0 {
+		fmt.Fprintf(stderr, "resctrl-mon-nri: unexpected arguments %q\n", fs.Args())
+		return invocation{}, errors.New("bad usage")
+	}
+	if inv.opts.SweepEvery < time.Second {
+		fmt.Fprintf(stderr, "resctrl-mon-nri: --sweep-every %s: want at least 1s\n", inv.opts.SweepEvery)
+		return invocation{}, errors.New("bad usage")
+	}
+	inv.configPath = *cfgPath
+	fs.Visit(func(f *flag.Flag) {
+		if slices.Contains(config.Keys(), f.Name) {
+			inv.set[f.Name] = f.Value.String()
+		}
+	})
+	return inv, nil
+}

@@ -1,0 +1,78 @@
+package main
+
+import (
+	"context"
+	"io"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/resctrl-mon/resctrl-mon/lib/config"
+	"github.com/resctrl-mon/resctrl-mon/lib/nriplugin"
+)
+
+func TestParseArgs(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		args    []string
+		wantErr bool
+		check   func(invocation) bool
+	}{
+		{nil, false, func(i invocation) bool { return i.opts.SweepEvery == nriplugin.DefaultSweepEvery && len(i.set) == 0 }},
+		{[]string{"--config", "/etc/x.yaml", "--retention", "10m", "--nri-socket", "/run/nri.sock", "--nri-idx", "50"}, false,
+			func(i invocation) bool {
+				return i.configPath == "/etc/x.yaml" && i.set["retention"] == "10m" && len(i.set) == 1 &&
+					i.opts.Socket == "/run/nri.sock" && i.opts.Index == "50"
+			}},
+		{[]string{"--sweep-every", "1m"}, false, func(i invocation) bool { return i.opts.SweepEvery == time.Minute }},
+		{[]string{"--sweep-every", "10ms"}, true, nil},
+		{[]string{"extra"}, true, nil},
+		{[]string{"--no-such-flag"}, true, nil},
+	} {
+		inv, err := parseArgs(tc.args, io.Discard)
+		if (err != nil) != tc.wantErr {
+			t.Errorf("%q: error %v, want error %v", tc.args, err, tc.wantErr)
+			continue
+		}
+		if err == nil && !tc.check(inv) {
+			t.Errorf("%q: %+v", tc.args, inv)
+		}
+	}
+}
+
+// A bad configuration refuses to start with exit code 2, naming the key, before any runtime
+// is contacted.
+func TestBadConfigExitsTwo(t *testing.T) {
+	t.Parallel()
+	var stderr strings.Builder
+	if code := run(context.Background(), []string{"--log", "stderr", "--podSelector", "a in (b)"}, &stderr); code != 2 {
+		t.Errorf("exit %d, want 2", code)
+	}
+	if !strings.Contains(stderr.String(), "podSelector") {
+		t.Errorf("stderr does not name the key: %q", stderr.String())
+	}
+}
+
+func FuzzParseArgs(f *testing.F) {
+	f.Add("--config\x00/etc/x.yaml")
+	f.Add("--retention\x005m\x00--nri-idx\x0010")
+	f.Add("--sweep-every\x000s")
+	f.Add("-h")
+	f.Add("x")
+	f.Fuzz(func(t *testing.T, joined string) {
+		inv, err := parseArgs(strings.Split(joined, "\x00"), io.Discard)
+		if err != nil {
+			return
+		}
+		if inv.opts.SweepEvery < time.Second {
+			t.Errorf("accepted --sweep-every %s", inv.opts.SweepEvery)
+		}
+		keys := config.Keys()
+		for k := range inv.set {
+			if !slices.Contains(keys, k) {
+				t.Errorf("accepted unknown key %q", k)
+			}
+		}
+	})
+}

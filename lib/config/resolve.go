@@ -42,5 +42,5 @@ func FlagUsage(key string) string {
 // ConfigFlagUsage is the help text of --config. A function, not a constant: DefaultPath is
 // set at link time.
 func ConfigFlagUsage() string {
-	return "config file (default: the file " + ConfigEnv + " names, else " + DefaultPath + " if it exists)"
+	return "config file (default " + DefaultPath + " if it exists), unless " + ConfigEnv + " names one"
 }

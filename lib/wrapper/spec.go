@@ -17,9 +17,9 @@ import (
 	"github.com/resctrl-mon/resctrl-mon/lib/ocistate"
 )
 
-// HookName is the hook's file name; an entry running a file of that name, given the stage as
-// an argument, is taken to be resctrl-mon's wherever it is installed (CRI-O's hooks.d may
-// have added it before the runtime, the wrapper, was called).
+// HookName is the hook's file name; an entry running a file of that name (or with that
+// argv[0]), given the stage as an argument, is taken to be resctrl-mon's wherever it is
+// installed (CRI-O's hooks.d may have added it before the runtime, the wrapper, was called).
 const HookName = "resctrl-mon-hook"
 
 // ErrNotJSON is wrapped when config.json is not a JSON object: it is left as it is, and the
@@ -97,11 +97,12 @@ func addHooks(b []byte, hooks map[string]specs.Hook) ([]byte, []string, error) {
 		if err != nil {
 			return nil, nil, fmt.Errorf("%w: hooks.%s: %w", ErrNotJSON, stage, err)
 		}
-		present := hasOurs(list, stage)
+		ours := hooks[stage].Path
+		present := hasOurs(list, stage, ours)
 		if stage == "createRuntime" && !present {
 			// CRI-O runs a hooks.d "prestart" entry at createRuntime.
 			pre, _ := hookList(stagesOf["prestart"])
-			present = hasOurs(pre, stage)
+			present = hasOurs(pre, stage, ours)
 		}
 		if present {
 			continue
@@ -139,14 +140,20 @@ func hookList(raw json.RawMessage) ([]json.RawMessage, error) {
 	return list, nil
 }
 
-// hasOurs tells whether one of the entries runs resctrl-mon's hook for stage.
-func hasOurs(list []json.RawMessage, stage string) bool {
+// hasOurs tells whether one of the entries runs resctrl-mon's hook, ours being its path as
+// the wrapper would list it, for stage.
+func hasOurs(list []json.RawMessage, stage, ours string) bool {
 	for _, raw := range list {
 		var h struct {
 			Path string   `json:"path"`
 			Args []string `json:"args"`
 		}
-		if json.Unmarshal(raw, &h) == nil && filepath.Base(h.Path) == HookName && slices.Contains(h.Args, stage) {
+		if json.Unmarshal(raw, &h) != nil || !slices.Contains(h.Args, stage) {
+			continue
+		}
+		// By its file name, or by its argv[0] (hooks.d JSON and the wrapper both set it),
+		// or as the very hook the wrapper would add, whatever its file is called.
+		if filepath.Base(h.Path) == HookName || filepath.Base(h.Args[0]) == HookName || h.Path == ours {
 			return true
 		}
 	}

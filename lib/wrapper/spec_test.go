@@ -35,6 +35,8 @@ func TestAddHooks(t *testing.T) {
 		{"ours already (another path)", `{"hooks":{"createRuntime":[{"path":"/usr/libexec/oci/hooks.d/resctrl-mon-hook","args":["resctrl-mon-hook","createRuntime"]}],
 			"poststop":[{"path":"/p/resctrl-mon-hook","args":["resctrl-mon-hook","poststop"]}]}}`, nil},
 		{"ours as a hooks.d prestart (CRI-O)", `{"hooks":{"prestart":[{"path":"/p/resctrl-mon-hook","args":["resctrl-mon-hook","createRuntime"]}]}}`, []string{"poststop"}},
+		{"ours by argv[0] and by the configured path", `{"hooks":{"createRuntime":[{"path":"/build/hooks","args":["resctrl-mon-hook","createRuntime"]}],
+			"poststop":[{"path":"/opt/x/resctrl-mon-hook","args":["x","poststop"]}]}}`, nil},
 		{"same name, other stage", `{"hooks":{"createRuntime":[{"path":"/p/resctrl-mon-hook","args":["resctrl-mon-hook","poststop"]}]}}`, []string{"createRuntime", "poststop"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -178,7 +180,8 @@ func FuzzAddHooks(f *testing.F) {
 			t.Fatalf("%q → %s: not a spec: %v", spec, out, err)
 		}
 		for _, stage := range []string{"createRuntime", "poststop"} {
-			if !hasOurs(s.Hooks[stage], stage) && !(stage == "createRuntime" && hasOurs(s.Hooks["prestart"], stage)) {
+			ours := testHooks()[stage].Path
+			if !hasOurs(s.Hooks[stage], stage, ours) && !(stage == "createRuntime" && hasOurs(s.Hooks["prestart"], stage, ours)) {
 				t.Errorf("%q → %s: no hook at %s", spec, out, stage)
 			}
 		}

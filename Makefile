@@ -79,6 +79,7 @@ bench: deps
 	$(GO) test $(TAGS) -run XXX -bench . -benchtime 2000x ./test/resctrlsim/
 	$(GO) test $(TAGS) -run XXX -bench Hook -benchtime 200x ./test/e2e/
 	$(GO) test $(TAGS) -run XXX -bench ContainerStart -benchtime 30x ./test/e2e/
+	$(GO) test $(TAGS) -run XXX -bench Wrapper -benchtime 30x ./test/e2e/
 	$(GO) test $(TAGS) -run XXX -bench . -benchtime 3x ./lib/lifecycle/
 	$(GO) test $(TAGS) -run XXX -bench . -benchtime 200x ./lib/state/
 

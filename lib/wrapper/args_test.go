@@ -2,6 +2,7 @@ package wrapper
 
 import (
 	"errors"
+	"os"
 	"slices"
 	"strings"
 	"testing"
@@ -109,4 +110,40 @@ func FuzzParseArgs(f *testing.F) {
 			t.Errorf("not deterministic: %+v then %+v", c, again)
 		}
 	})
+}
+
+// What a real podman gave the runtime, recorded by test/e2e's TestWrapperPodman: the create
+// is read with its bundle, the exec with its container, start passes through.
+func TestParseArgsPodmanCapture(t *testing.T) {
+	t.Parallel()
+	b, err := os.ReadFile("testdata/podman-argv.txt")
+	if err != nil {
+		t.Fatal(err)
+	}
+	const id = "83a50e052eba65f5e80f9afd8d3b026dbb3d5ae90df7b740d91ca4c6e4fe4481"
+	var names []string
+	for line := range strings.Lines(string(b)) {
+		if strings.HasPrefix(line, "#") {
+			continue
+		}
+		args := strings.Split(strings.TrimSuffix(line, "\n"), "\t")
+		c := ParseArgs(args)
+		if c.Err != nil {
+			t.Errorf("%q: %v", args, c.Err)
+		}
+		names = append(names, c.Name)
+		switch c.Name {
+		case "create":
+			if c.ContainerID != id || !strings.HasSuffix(c.Bundle, id+"/userdata") {
+				t.Errorf("create read as %+v", c)
+			}
+		case "exec":
+			if c.ContainerID != id {
+				t.Errorf("exec read as %+v", c)
+			}
+		}
+	}
+	if !slices.Equal(names, []string{"create", "start", "exec"}) {
+		t.Errorf("commands %v, want create, start, exec", names)
+	}
 }

@@ -22,12 +22,13 @@ func TestParseArgs(t *testing.T) {
 		{"single-dash long (urfave)", "-root /r create -bundle /b c1", Command{Name: "create", ContainerID: "c1", Bundle: "/b"}, false},
 		{"argp attached", "create -b/b c1", Command{Name: "create", ContainerID: "c1", Bundle: "/b"}, false},
 		{"no bundle: the working directory", "run -d c1", Command{Name: "run", ContainerID: "c1"}, false},
-		// containerd's shim (go-runc) puts its global flags first.
-		{"containerd shim create", "--root /run/containerd/runc/k8s.io --log /x/log.json --log-format json --systemd-cgroup create --bundle /x --pid-file /x/init.pid --console-socket /tmp/s c1",
+		// containerd's shim: the order of containerd/go-runc's args(), Create and Exec, read
+		// in its source (no containerd runs here; podman's lines are recorded, below).
+		{"containerd shim create", "--root /run/containerd/runc/k8s.io --log /x/log.json --log-format json --systemd-cgroup --rootless=false create --bundle /x --pid-file /x/init.pid --console-socket /tmp/s c1",
 			Command{Name: "create", ContainerID: "c1", Bundle: "/x"}, false},
 		{"containerd shim exec", "--root /run/containerd/runc/k8s.io --log /x/log.json --log-format json exec --process /tmp/p.json --detach --pid-file /x/p.pid c1",
 			Command{Name: "exec", ContainerID: "c1"}, false},
-		// conmon (CRI-O, podman): runtime flags, `=` forms.
+		// conmon with runtime flags of a CRI-O handler's runtime_config_path, `=` forms.
 		{"conmon create", "--systemd-cgroup --root=/run/runc create --bundle /o/b --pid-file /o/pidfile --no-pivot --no-new-keyring c1",
 			Command{Name: "create", ContainerID: "c1", Bundle: "/o/b"}, false},
 		{"conmon exec", "--root=/run/runc exec -d --pid-file /o/p --process /o/proc.json --tty c1",

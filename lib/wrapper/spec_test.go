@@ -181,7 +181,8 @@ func FuzzAddHooks(f *testing.F) {
 		}
 		for _, stage := range []string{"createRuntime", "poststop"} {
 			ours := testHooks()[stage].Path
-			if !hasOurs(s.Hooks[stage], stage, ours) && !(stage == "createRuntime" && hasOurs(s.Hooks["prestart"], stage, ours)) {
+			asPrestart := stage == "createRuntime" && hasOurs(s.Hooks["prestart"], stage, ours)
+			if !hasOurs(s.Hooks[stage], stage, ours) && !asPrestart {
 				t.Errorf("%q → %s: no hook at %s", spec, out, stage)
 			}
 		}

@@ -80,6 +80,7 @@ bench: deps
 	$(GO) test $(TAGS) -run XXX -bench Hook -benchtime 200x ./test/e2e/
 	$(GO) test $(TAGS) -run XXX -bench ContainerStart -benchtime 30x ./test/e2e/
 	$(GO) test $(TAGS) -run XXX -bench Wrapper -benchtime 30x ./test/e2e/
+	$(GO) test $(TAGS) -run XXX -bench . -benchtime 300x ./lib/wrapper/
 	$(GO) test $(TAGS) -run XXX -bench . -benchtime 3x ./lib/lifecycle/
 	$(GO) test $(TAGS) -run XXX -bench . -benchtime 200x ./lib/state/
 

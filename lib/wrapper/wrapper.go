@@ -69,7 +69,11 @@ func Prepare(args, environ []string, tid int, stderr io.Writer) (Exec, error) {
 		return x, nil // every other command: straight to the runtime, nothing read or logged
 	}
 	res, err := work(cmd, cfg, cfgErr, hooksFor(cfg, cfgPath, environ), tid)
-	logCall(cfg, stderr, cmd, res, err, start)
+	// An exec that went well is not logged: exec probes run every few seconds in every pod
+	// that has one, and a line (and a syslog connection) each would be noise and cost.
+	if err != nil || cmd.Name != "exec" {
+		logCall(cfg, stderr, cmd, res, err, start)
+	}
 	if err != nil && cfg.FailurePolicy == config.FailClosed {
 		err = fmt.Errorf("%s %s not run (failurePolicy: closed): %w", cmd.Name, cmd.ContainerID, err)
 		fmt.Fprintf(stderr, "%s: %v\n", Prog, err)
@@ -175,7 +179,7 @@ func hooksFor(cfg config.Config, cfgPath string, environ []string) map[string]sp
 	return out
 }
 
-// logCall writes one line about a create, run or exec.
+// logCall writes one line about a create, a run or a failed exec.
 func logCall(cfg config.Config, stderr io.Writer, cmd Command, r result, err error, start time.Time) {
 	log, closer, lerr := logging.Open(cfg.Log, Prog, filepath.Join(cfg.StateDir, "hook.log"))
 	if lerr != nil {

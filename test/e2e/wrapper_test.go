@@ -130,8 +130,8 @@ func testWrapperRunAndExec(t *testing.T, rt string) {
 	if plainPlaced == len(plainTree) {
 		t.Errorf("exec through plain runc placed all %d tasks: the gap the wrapper closes is not visible", len(plainTree))
 	}
-	if n := e.logLines("prog=resctrl-mon-runtime", "command=exec", "container=c1", "action=placed", "detail="+group); n != 1 {
-		t.Errorf("the log has %d lines of the wrapper placing c1's exec, want 1:\n%s", n, e.log())
+	if n := e.logLines("prog=resctrl-mon-runtime", "command=exec"); n != 0 {
+		t.Errorf("an exec that went well was logged (exec probes would flood the log):\n%s", e.log())
 	}
 	// The poststop hook the wrapper listed runs at delete. (Whether the group goes at once
 	// is the lifecycle's call: exec'd processes killed with the container may still be
@@ -205,6 +205,37 @@ func TestWrapperCreateStart(t *testing.T) {
 		if err := w.wrapper.Delete(id, true); err != nil {
 			t.Error(err)
 		}
+	}
+}
+
+// TestWrapperExecGroupGone: the registry binds the container to a group that is no longer
+// there (removed behind resctrl-mon's back); the wrapper's exec fails to join it: fail-open
+// runs the process anyway and logs why, fail-closed refuses the exec, saying why.
+func TestWrapperExecGroupGone(t *testing.T) {
+	t.Parallel()
+	e := newHookEnv(t, resctrlsim.Options{}, "")
+	w := newWrapped(t, e, "")
+	group := "mon_groups/" + uidB
+	b := e.plainBundle(crioPod(uidB, sandboxOf('b'), "app"), "sleep", "600")
+	if err := w.wrapper.Run("c1", b); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Remove(filepath.Join(e.sim.Dir, group)); err != nil {
+		t.Fatal(err)
+	}
+	if _, stderr, err := w.wrapper.Command("exec", "c1", "true"); err != nil {
+		t.Errorf("fail-open: the exec did not run: %v: %s", err, stderr)
+	}
+	if n := e.logLines("command=exec", "container=c1", "action=failed", group); n != 1 {
+		t.Errorf("the log does not say the exec could not join %s:\n%s", group, e.log())
+	}
+	e.config(fmt.Sprintf("runtime: %s\nruntimeHook: %s\nfailurePolicy: closed\n", w.plain.Bin, binaries.hook))
+	_, stderr, err := w.wrapper.Command("exec", "c1", "true")
+	if exitCode(err) != 1 || !strings.Contains(string(stderr), "failurePolicy: closed") || !strings.Contains(string(stderr), group) {
+		t.Errorf("fail-closed: %v, stderr %q; want exit 1 naming the policy and the group", err, stderr)
+	}
+	if err := w.wrapper.Delete("c1", true); err != nil {
+		t.Error(err)
 	}
 }
 

@@ -39,6 +39,9 @@ const Prog = "resctrl-mon-runtime"
 // ErrBudget: the wrapper's work outlived hookBudget; the runtime is run regardless (fail-open).
 var ErrBudget = errors.New("time budget exhausted")
 
+// ErrPanic is wrapped when the wrapper's own work panicked.
+var ErrPanic = errors.New("internal error")
+
 // ErrRuntime is wrapped when the real runtime cannot be run.
 var ErrRuntime = errors.New("real runtime unusable")
 
@@ -118,24 +121,22 @@ func work(cmd Command, cfg config.Config, cfgErr error, hooks map[string]specs.H
 	}
 	ch := make(chan done, 1)
 	go func() {
-		var d done
-		if cmd.Name == "exec" {
-			var group string
-			group, d.err = JoinGroup(cfg.StateDir, cfg.ResctrlRoot, cmd.ContainerID, tid)
-			d.r = result{action: "placed", detail: group}
-			if group == "" && d.err == nil {
-				d.r.action = "no-group"
+		r, err := guarded(func() (result, error) {
+			if cmd.Name == "exec" {
+				group, err := JoinGroup(cfg.StateDir, cfg.ResctrlRoot, cmd.ContainerID, tid)
+				if group == "" && err == nil {
+					return result{action: "no-group"}, nil
+				}
+				return result{action: "placed", detail: group}, err
 			}
-		} else {
 			path := SpecPath(cmd)
-			var added []string
-			added, d.err = AddHooks(path, hooks)
-			d.r = result{action: "hooks-added", detail: path + " " + strings.Join(added, ",")}
+			added, err := AddHooks(path, hooks)
 			if len(added) == 0 {
-				d.r = result{action: "hooks-present", detail: path}
+				return result{action: "hooks-present", detail: path}, err
 			}
-		}
-		ch <- d
+			return result{action: "hooks-added", detail: path + " " + strings.Join(added, ",")}, err
+		})
+		ch <- done{r, err}
 	}()
 	budget := time.Duration(cfg.HookBudget)
 	timer := time.NewTimer(budget)
@@ -149,6 +150,17 @@ func work(cmd Command, cfg config.Config, cfgErr error, hooks map[string]specs.H
 	case <-timer.C:
 		return result{action: "failed"}, fmt.Errorf("%w: %s passed", ErrBudget, budget)
 	}
+}
+
+// guarded runs f, turning a panic into an error: a bug in the wrapper's own work must not
+// stop the runtime's command (fail-open).
+func guarded(f func() (result, error)) (r result, err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			r, err = result{action: "failed"}, fmt.Errorf("%w: %v", ErrPanic, p)
+		}
+	}()
+	return f()
 }
 
 // hooksFor is the hook entries the wrapper lists: as the installed hooks.d JSON has them

@@ -117,3 +117,14 @@ func TestJoinGroupNoGroup(t *testing.T) {
 		}
 	}
 }
+
+func TestGuardedTurnsAPanicIntoAnError(t *testing.T) {
+	t.Parallel()
+	_, err := guarded(func() (result, error) { panic("boom") })
+	if !errors.Is(err, ErrPanic) || !strings.Contains(err.Error(), "boom") {
+		t.Errorf("%v, want ErrPanic saying boom", err)
+	}
+	if r, err := guarded(func() (result, error) { return result{action: "placed"}, nil }); err != nil || r.action != "placed" {
+		t.Errorf("%+v, %v", r, err)
+	}
+}

@@ -3,6 +3,7 @@ package wrapper
 import (
 	"errors"
 	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -23,7 +24,7 @@ func TestParseArgs(t *testing.T) {
 		{"argp attached", "create -b/b c1", Command{Name: "create", ContainerID: "c1", Bundle: "/b"}, false},
 		{"no bundle: the working directory", "run -d c1", Command{Name: "run", ContainerID: "c1"}, false},
 		// containerd's shim: the order of containerd/go-runc's args(), Create and Exec, read
-		// in its source (no containerd runs here; podman's lines are recorded, below).
+		// in its source, with the flags a shim may add (real engines' lines are in testdata, below).
 		{"containerd shim create", "--root /run/containerd/runc/k8s.io --log /x/log.json --log-format json --systemd-cgroup --rootless=false create --bundle /x --pid-file /x/init.pid --console-socket /tmp/s c1",
 			Command{Name: "create", ContainerID: "c1", Bundle: "/x"}, false},
 		{"containerd shim exec", "--root /run/containerd/runc/k8s.io --log /x/log.json --log-format json exec --process /tmp/p.json --detach --pid-file /x/p.pid c1",
@@ -113,38 +114,53 @@ func FuzzParseArgs(f *testing.F) {
 	})
 }
 
-// What a real podman gave the runtime, recorded by test/e2e's TestWrapperPodman: the create
-// is read with its bundle, the exec with its container, start passes through.
-func TestParseArgsPodmanCapture(t *testing.T) {
+// What real engines gave the runtime, recorded (podman by test/e2e's TestWrapperPodman;
+// CRI-O and containerd by a script in the runtime's place under real daemons): every create
+// is read with a bundle of its container, every exec with a container that was created;
+// everything else passes through with no error.
+func TestParseArgsCaptured(t *testing.T) {
 	t.Parallel()
-	b, err := os.ReadFile("testdata/podman-argv.txt")
-	if err != nil {
-		t.Fatal(err)
-	}
-	const id = "83a50e052eba65f5e80f9afd8d3b026dbb3d5ae90df7b740d91ca4c6e4fe4481"
-	var names []string
-	for line := range strings.Lines(string(b)) {
-		if strings.HasPrefix(line, "#") {
-			continue
-		}
-		args := strings.Split(strings.TrimSuffix(line, "\n"), "\t")
-		c := ParseArgs(args)
-		if c.Err != nil {
-			t.Errorf("%q: %v", args, c.Err)
-		}
-		names = append(names, c.Name)
-		switch c.Name {
-		case "create":
-			if c.ContainerID != id || !strings.HasSuffix(c.Bundle, id+"/userdata") {
-				t.Errorf("create read as %+v", c)
+	for _, tc := range []struct {
+		file string
+		want []string // the commands, in order
+	}{
+		{"podman-argv.txt", []string{"create", "start", "exec"}},
+		{"crio-argv.txt", []string{"", "features", "create", "state", "start", "state", "exec", "exec"}},
+		{"containerd-argv.txt", []string{"features", "create", "start", "create", "start", "exec", "exec"}},
+	} {
+		t.Run(tc.file, func(t *testing.T) {
+			t.Parallel()
+			b, err := os.ReadFile(filepath.Join("testdata", tc.file))
+			if err != nil {
+				t.Fatal(err)
 			}
-		case "exec":
-			if c.ContainerID != id {
-				t.Errorf("exec read as %+v", c)
+			var names []string
+			created := map[string]bool{}
+			for line := range strings.Lines(string(b)) {
+				if strings.HasPrefix(line, "#") {
+					continue
+				}
+				args := strings.Split(strings.TrimSuffix(line, "\n"), "\t")
+				c := ParseArgs(args)
+				if c.Err != nil {
+					t.Errorf("%q: %v", args, c.Err)
+				}
+				names = append(names, c.Name)
+				switch c.Name {
+				case "create":
+					if c.ContainerID == "" || !strings.Contains(c.Bundle, c.ContainerID) {
+						t.Errorf("create read as %+v: want a bundle of its container", c)
+					}
+					created[c.ContainerID] = true
+				case "exec":
+					if !created[c.ContainerID] {
+						t.Errorf("exec read as %+v: not a container created before", c)
+					}
+				}
 			}
-		}
-	}
-	if !slices.Equal(names, []string{"create", "start", "exec"}) {
-		t.Errorf("commands %v, want create, start, exec", names)
+			if !slices.Equal(names, tc.want) {
+				t.Errorf("commands %q, want %q", names, tc.want)
+			}
+		})
 	}
 }

@@ -26,14 +26,7 @@ func TestWrapperPodman(t *testing.T) {
 	e := newHookEnv(t, resctrlsim.Options{}, "")
 	runc := newRuntime(t, "runc")
 	e.config(fmt.Sprintf("runtime: %s\nruntimeHook: %s\n", runc.Bin, binaries.hook))
-	argvLog := filepath.Join(t.TempDir(), "argv.log")
-	dir := t.TempDir()
-	script := filepath.Join(dir, "runc")
-	body := fmt.Sprintf("#!/bin/sh\nfor a in \"$@\"; do printf '%%s\\t' \"$a\"; done >>%s\necho >>%s\n%s=%s exec %s \"$@\"\n",
-		shellQuote(argvLog), shellQuote(argvLog), config.ConfigEnv, shellQuote(e.cfgPath), shellQuote(binaries.wrapper))
-	if err := os.WriteFile(script, []byte(body), 0o755); err != nil {
-		t.Fatal(err)
-	}
+	script, argvLog := argvScript(t, config.ConfigEnv+"="+shellQuote(e.cfgPath))
 	p := e2e.Podman(t)
 	group := "mon_groups/" + uidA
 	// podman's --annotation takes no JSON value (it parses the flag as CSV): CRI-O's labels
@@ -94,6 +87,21 @@ func TestWrapperPodman(t *testing.T) {
 	if err := p.Remove(id); err != nil {
 		t.Fatal(err)
 	}
+}
+
+// argvScript writes a script named runc that records each command line it is given (one
+// call a line, arguments separated by tabs) in log, and execs the wrapper with env (shell
+// assignments, such as RESCTRL_MON_CONFIG=...) set.
+func argvScript(t *testing.T, env string) (script, log string) {
+	t.Helper()
+	dir := t.TempDir()
+	script, log = filepath.Join(dir, "runc"), filepath.Join(dir, "argv.log")
+	body := fmt.Sprintf("#!/bin/sh\nfor a in \"$@\"; do printf '%%s\\t' \"$a\"; done >>%s\necho >>%s\n%s exec %s \"$@\"\n",
+		shellQuote(log), shellQuote(log), env, shellQuote(binaries.wrapper))
+	if err := os.WriteFile(script, []byte(body), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	return script, log
 }
 
 // shellQuote quotes s for a POSIX shell.

@@ -36,7 +36,9 @@ BIN       := bin
 TAGS      := -tags urfave_cli_no_docs
 # The binaries look for the config where this install puts it (/etc/resctrl-mon/config.yaml
 # unless CONFDIR, SYSCONFDIR or PREFIX say otherwise).
-GOLDFLAGS := -ldflags '-X github.com/resctrl-mon/resctrl-mon/lib/config.DefaultPath=$(CONFDIR)/config.yaml'
+# The runtime wrapper lists the hook where this install puts it (config key runtimeHook).
+GOLDFLAGS := -ldflags '-X github.com/resctrl-mon/resctrl-mon/lib/config.DefaultPath=$(CONFDIR)/config.yaml \
+  -X github.com/resctrl-mon/resctrl-mon/lib/config.DefaultHookPath=$(LIBEXECDIR)/resctrl-mon-hook'
 
 export PATH := /usr/local/go/bin:$(GOBIN):$(PATH)
 
@@ -59,6 +61,7 @@ build:
 	$(GO) build $(TAGS) $(GOLDFLAGS) -o $(BIN)/resctrl-mon-hook ./hooks
 	$(GO) build $(TAGS) $(GOLDFLAGS) -o $(BIN)/resctrl-mon ./cmd/resctrl-mon
 	$(GO) build $(TAGS) $(GOLDFLAGS) -o $(BIN)/resctrl-mon-nri ./nri-adapter
+	$(GO) build $(TAGS) $(GOLDFLAGS) -o $(BIN)/resctrl-mon-runtime ./cmd/resctrl-mon-runtime
 
 # Every test, the simulator's included. They need root, /dev/fuse and the runtimes; without
 # them most would skip and still print "ok", so test/preflight.sh (which also installs the
@@ -93,6 +96,8 @@ bench: deps
 	$(GO) test $(TAGS) -run XXX -bench . -benchtime 2000x ./test/resctrlsim/
 	$(GO) test $(TAGS) -run XXX -bench Hook -benchtime 200x ./test/e2e/
 	$(GO) test $(TAGS) -run XXX -bench ContainerStart -benchtime 30x ./test/e2e/
+	$(GO) test $(TAGS) -run XXX -bench Wrapper -benchtime 30x ./test/e2e/
+	$(GO) test $(TAGS) -run XXX -bench . -benchtime 300x ./lib/wrapper/
 	$(GO) test $(TAGS) -run XXX -bench . -benchtime 3x ./lib/lifecycle/
 	$(GO) test $(TAGS) -run XXX -bench . -benchtime 200x ./lib/state/
 	$(GO) test $(TAGS) -run XXX -bench 'Scrape|ServeMemory' -benchtime 5x ./lib/exporter/
@@ -112,6 +117,7 @@ demo: deps build
 install: install-check build
 	install -D -m 0755 $(BIN)/resctrl-mon-hook $(DESTDIR)$(LIBEXECDIR)/resctrl-mon-hook
 	install -D -m 0755 $(BIN)/resctrl-mon $(DESTDIR)$(BINDIR)/resctrl-mon
+	install -D -m 0755 $(BIN)/resctrl-mon-runtime $(DESTDIR)$(BINDIR)/resctrl-mon-runtime
 	install -D -m 0644 README.md $(DESTDIR)$(DOCDIR)/README.md
 	test -e $(DESTDIR)$(CONFDIR)/config.yaml || install -D -m 0644 install/config.yaml $(DESTDIR)$(CONFDIR)/config.yaml
 	sed 's|@BINDIR@|$(BINDIR)|g; s|@DOCDIR@|$(DOCDIR)|g' install/systemd/resctrl-mon-reconcile.service.in \
@@ -134,7 +140,7 @@ install-check:
 uninstall:
 	rm -f $(DESTDIR)$(HOOKSDIR)/resctrl-mon-createruntime.json $(DESTDIR)$(HOOKSDIR)/resctrl-mon-poststop.json
 	rm -f $(DESTDIR)$(UNITDIR)/resctrl-mon-reconcile.service $(DESTDIR)$(UNITDIR)/resctrl-mon-reconcile.timer
-	rm -f $(DESTDIR)$(LIBEXECDIR)/resctrl-mon-hook $(DESTDIR)$(BINDIR)/resctrl-mon
+	rm -f $(DESTDIR)$(LIBEXECDIR)/resctrl-mon-hook $(DESTDIR)$(BINDIR)/resctrl-mon $(DESTDIR)$(BINDIR)/resctrl-mon-runtime
 	rm -f $(DESTDIR)$(DOCDIR)/README.md
 
 clean:

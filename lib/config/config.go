@@ -20,6 +20,18 @@ import (
 // so they read the config where that install put it. Nothing assigns it at run time.
 var DefaultPath = "/etc/resctrl-mon/config.yaml"
 
+// DefaultHookPath is the resctrl-mon-hook the runtime wrapper adds to a bundle when the
+// config key runtimeHook is not set. Like DefaultPath it is a variable only so that the build
+// can set it: `make install` links the binaries with
+// `-X github.com/resctrl-mon/resctrl-mon/lib/config.DefaultHookPath=$(LIBEXECDIR)/resctrl-mon-hook`.
+var DefaultHookPath = "/usr/local/libexec/oci/hooks.d/resctrl-mon-hook"
+
+// ConfigEnv names the config file when no --config is given: the runtime wrapper takes no
+// flags of its own (every flag is the real runtime's), so this is its only way to a config
+// other than DefaultPath. Every binary honours it, so the hooks the wrapper adds read the
+// same file.
+const ConfigEnv = "RESCTRL_MON_CONFIG"
+
 // Granularity says what gets its own group.
 type Granularity string
 
@@ -80,6 +92,11 @@ type Config struct {
 	// RuntimeRoots are where reconcile reads the OCI runtimes' state to learn which
 	// containers are alive (runc, containerd's runc shims, crun); globs allowed.
 	RuntimeRoots []string `json:"runtimeRoots"`
+	// Runtime is the real OCI runtime (runc, crun) that resctrl-mon-runtime, the runtime
+	// wrapper, execs with its own command line.
+	Runtime string `json:"runtime"`
+	// RuntimeHook is the resctrl-mon-hook the wrapper lists in a bundle's config.json.
+	RuntimeHook string `json:"runtimeHook"`
 }
 
 // Filter includes or excludes names. An empty Include means everything.
@@ -112,6 +129,8 @@ func Default() Config {
 		Annotations:      AnnotationFilter{OptOut: "resctrl-mon.io/disable"},
 		Log:              "syslog",
 		RuntimeRoots:     []string{"/run/runc", "/run/containerd/runc/*", "/run/crun"},
+		Runtime:          "/usr/sbin/runc",
+		RuntimeHook:      DefaultHookPath,
 	}
 }
 
@@ -121,7 +140,8 @@ func (c Config) Validate() error {
 	bad := func(key string, format string, args ...any) {
 		errs = append(errs, fmt.Errorf("config key %q: %s", key, fmt.Sprintf(format, args...)))
 	}
-	for key, p := range map[string]string{"resctrlRoot": c.ResctrlRoot, "stateDir": c.StateDir} {
+	for key, p := range map[string]string{"resctrlRoot": c.ResctrlRoot, "stateDir": c.StateDir,
+		"runtime": c.Runtime, "runtimeHook": c.RuntimeHook} {
 		if p == "" || !filepath.IsAbs(p) {
 			bad(key, "%q is not an absolute path", p)
 		}

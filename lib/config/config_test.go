@@ -146,7 +146,8 @@ func TestShippedConfigIsTheDefaults(t *testing.T) {
 	if c.ResctrlRoot != want.ResctrlRoot || c.StateDir != want.StateDir || c.SnapshotDir != want.SnapshotDir ||
 		c.Retention != want.Retention || c.Annotations != want.Annotations || c.Log != want.Log ||
 		c.FailurePolicy != want.FailurePolicy || c.HookBudget != want.HookBudget || c.SnapshotMaxAge != want.SnapshotMaxAge || c.SnapshotMaxCount != want.SnapshotMaxCount ||
-		!slices.Equal(c.RuntimeRoots, want.RuntimeRoots) || c.Granularity != want.Granularity || c.NoPod != want.NoPod {
+		!slices.Equal(c.RuntimeRoots, want.RuntimeRoots) || c.Granularity != want.Granularity || c.NoPod != want.NoPod ||
+		c.Runtime != want.Runtime || c.RuntimeHook != want.RuntimeHook {
 		t.Errorf("install/config.yaml = %+v, defaults are %+v", c, want)
 	}
 }
@@ -190,4 +191,34 @@ func FuzzApplyEnv(f *testing.F) {
 			_ = c.Validate()
 		}
 	})
+}
+
+// The config file's name comes from --config, else RESCTRL_MON_CONFIG, else DefaultPath; the
+// variable names a file, so it is no key and ApplyEnv does not refuse it.
+func TestConfigEnvNamesTheFile(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	path := filepath.Join(dir, "c.yaml")
+	if err := os.WriteFile(path, []byte("runtime: /opt/crun\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	c, err := Resolve("", []string{ConfigEnv + "=" + path}, nil)
+	if err != nil || c.Runtime != "/opt/crun" {
+		t.Errorf("from %s: runtime %q, %v; want /opt/crun", ConfigEnv, c.Runtime, err)
+	}
+	if got := Path("/flag.yaml", []string{ConfigEnv + "=" + path}); got != "/flag.yaml" {
+		t.Errorf("--config lost to the variable: %q", got)
+	}
+	if _, err := Load("", []string{ConfigEnv + "=" + filepath.Join(dir, "missing.yaml")}); err == nil {
+		t.Errorf("a missing file named by %s was accepted", ConfigEnv)
+	}
+	for _, bad := range []string{"runtime: runc", "runtimeHook: hook"} {
+		c, err := Parse(strings.NewReader(bad))
+		if err == nil {
+			err = c.Validate()
+		}
+		if err == nil || !strings.Contains(err.Error(), "not an absolute path") {
+			t.Errorf("%q: %v, want a relative path refused", bad, err)
+		}
+	}
 }

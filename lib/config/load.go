@@ -83,9 +83,11 @@ func exactKeys(tree any, t reflect.Type, at string) error {
 	return nil
 }
 
-// Load builds the configuration: defaults, then the file at path (DefaultPath when empty,
-// where a missing file is fine), then environment variables (see Env), then validates.
+// Load builds the configuration: defaults, then the file at path (when empty, the file
+// ConfigEnv names, else DefaultPath, where a missing file is fine), then environment
+// variables (see Env), then validates.
 func Load(path string, environ []string) (Config, error) {
+	path = Path(path, environ)
 	named := path != ""
 	if !named {
 		path = DefaultPath
@@ -111,6 +113,20 @@ func Load(path string, environ []string) (Config, error) {
 	return c, nil
 }
 
+// Path is the config file a binary reads: the one named by --config, else the one named by
+// the environment variable ConfigEnv, else "" (DefaultPath, which may be missing).
+func Path(flag string, environ []string) string {
+	if flag != "" {
+		return flag
+	}
+	for _, kv := range environ {
+		if v, ok := strings.CutPrefix(kv, ConfigEnv+"="); ok {
+			return v
+		}
+	}
+	return ""
+}
+
 // EnvPrefix starts every environment variable the configuration reads.
 const EnvPrefix = "RESCTRL_MON_"
 
@@ -132,7 +148,7 @@ func (c *Config) ApplyEnv(environ []string) error {
 	keys := envKeys(c.scalarFields())
 	for _, kv := range environ {
 		name, val, ok := strings.Cut(kv, "=")
-		if !ok || !strings.HasPrefix(name, EnvPrefix) {
+		if !ok || !strings.HasPrefix(name, EnvPrefix) || name == ConfigEnv {
 			continue
 		}
 		key, known := keys[name]

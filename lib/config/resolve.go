@@ -11,6 +11,7 @@ import (
 // failurePolicy from the file if it can be read, then whatever of the environment and the
 // flags applies), so a hook can log and apply its failure policy.
 func Resolve(path string, environ []string, flags map[string]string) (Config, error) {
+	path = Path(path, environ)
 	cfg, err := Load(path, environ)
 	if err != nil {
 		cfg = Default()
@@ -41,5 +42,5 @@ func FlagUsage(key string) string {
 // ConfigFlagUsage is the help text of --config. A function, not a constant: DefaultPath is
 // set at link time.
 func ConfigFlagUsage() string {
-	return "config file (default " + DefaultPath + " if it exists)"
+	return "config file (default " + DefaultPath + " if it exists), unless " + ConfigEnv + " names one"
 }

@@ -33,6 +33,9 @@ type BundleOptions struct {
 	// HostNetwork leaves the container in the host's network namespace instead of a new one
 	// (which has only a loopback device).
 	HostNetwork bool
+	// Parent is the directory the bundle is made in (a tmpfs, as /run holds containerd's and
+	// CRI-O's bundles); the system's temporary directory when empty.
+	Parent string
 }
 
 // Bundle is an OCI bundle directory. Change Spec and call Save to rewrite config.json.
@@ -52,7 +55,7 @@ func NewBundle(t testing.TB, rootfs string, o BundleOptions) *Bundle {
 	}
 	// A short path, not t.TempDir (which embeds the test's name): runtimes may derive unix
 	// socket paths, limited to 108 bytes, from bundle and state paths.
-	b := &Bundle{Dir: shortTempDir(t, "e2e-bundle-"), Spec: defaultSpec(rootfs, o)}
+	b := &Bundle{Dir: shortTempDirIn(t, o.Parent, "e2e-bundle-"), Spec: defaultSpec(rootfs, o)}
 	if b.Spec.Annotations == nil {
 		b.Spec.Annotations = map[string]string{}
 	}

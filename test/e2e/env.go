@@ -68,7 +68,13 @@ func lookBin(t testing.TB, name string) string {
 // state and bundle directories, whose paths are limited to 108 bytes.
 func shortTempDir(t testing.TB, pattern string) string {
 	t.Helper()
-	dir, err := os.MkdirTemp("", pattern)
+	return shortTempDirIn(t, "", pattern)
+}
+
+// shortTempDirIn is shortTempDir in parent ("": the system's temporary directory).
+func shortTempDirIn(t testing.TB, parent, pattern string) string {
+	t.Helper()
+	dir, err := os.MkdirTemp(parent, pattern)
 	if err != nil {
 		t.Fatalf("e2e: make temp dir: %v", err)
 	}

@@ -149,6 +149,7 @@ type installed struct{ bin, libexec, hooks, conf, units, doc string }
 func (l installed) files() []string {
 	f := []string{
 		l.bin + "/resctrl-mon",
+		l.bin + "/resctrl-mon-runtime",
 		l.libexec + "/resctrl-mon-hook",
 		l.hooks + "/resctrl-mon-createruntime.json",
 		l.hooks + "/resctrl-mon-poststop.json",
@@ -226,6 +227,7 @@ func TestInstallLayout(t *testing.T) {
 					t.Errorf("%s --help does not name %s as the default config:\n%s", bin, conf, out)
 				}
 			}
+			checkWrapperHook(t, d+tc.want.bin+"/resctrl-mon-runtime", tc.want.libexec+"/resctrl-mon-hook")
 			mustMake(t, "uninstall", vars...)
 			if got := filesUnder(t, d); !slices.Equal(got, []string{conf}) {
 				t.Errorf("after uninstall: %v, want only the config", got)
@@ -389,5 +391,32 @@ func TestInstall(t *testing.T) {
 	mustMake(t, "uninstall", vars...)
 	if left := filesUnder(t, p); !slices.Equal(left, []string{"/etc/resctrl-mon/config.yaml"}) {
 		t.Errorf("after uninstall: %v, want only the config", left)
+	}
+}
+
+// checkWrapperHook runs the installed runtime wrapper's create on a bundle (with /bin/true
+// for the real runtime) and checks that it lists the hook where the install put it.
+func checkWrapperHook(t *testing.T, wrapper, hook string) {
+	t.Helper()
+	dir := t.TempDir()
+	cfg := filepath.Join(dir, "config.yaml")
+	if err := os.WriteFile(cfg, []byte("runtime: /bin/true\nstateDir: "+dir+"/state\nlog: file:"+dir+"/log\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "config.json"), []byte("{}"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(wrapper, "create", "--bundle", dir, "c1")
+	cmd.Env = []string{config.ConfigEnv + "=" + cfg}
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("%s create: %v\n%s", wrapper, err, out)
+	}
+	var spec specs.Spec
+	b, err := os.ReadFile(filepath.Join(dir, "config.json"))
+	if err == nil {
+		err = json.Unmarshal(b, &spec)
+	}
+	if err != nil || spec.Hooks == nil || len(spec.Hooks.CreateRuntime) != 1 || spec.Hooks.CreateRuntime[0].Path != hook {
+		t.Errorf("the installed wrapper lists %s, want the hook at %s (%v)", b, hook, err)
 	}
 }

@@ -30,9 +30,13 @@ type Runtime struct {
 	Bin string
 	// Root is the runtime's state directory, removed when the test ends.
 	Root string
+	// Env is added to the environment of every runtime command.
+	Env []string
+	// GlobalArgs are given after --root, before the command (--log, --systemd-cgroup, ...).
+	GlobalArgs []string
 
 	t    testing.TB
-	mu   sync.Mutex
+	mu   *sync.Mutex
 	live map[string]*Bundle // containers created and not yet deleted, and their bundles
 }
 
@@ -53,9 +57,66 @@ func NewRuntime(t testing.TB, bin string) *Runtime {
 		t:    t,
 		Bin:  lookBin(t, bin),
 		Root: shortTempDir(t, "e2e-"+filepath.Base(bin)+"-"),
+		mu:   &sync.Mutex{},
 		live: map[string]*Bundle{},
 	}
 	return r
+}
+
+// Via returns a Runtime for the same containers (the same state directory) driven through
+// another program, such as a runtime wrapper, run with env added to its environment.
+func (r *Runtime) Via(bin string, env ...string) *Runtime {
+	return &Runtime{Bin: bin, Root: r.Root, Env: env, t: r.t, mu: r.mu, live: r.live}
+}
+
+// Exec runs `exec --detach --pid-file F id args...` with the process's stdout and stderr
+// appended to the file out, and returns the process's pid as the runtime wrote it.
+func (r *Runtime) Exec(id, out string, args ...string) (int, error) {
+	f, err := os.OpenFile(out, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o644)
+	if err != nil {
+		return 0, fmt.Errorf("%s exec %s: %w", r.Name(), id, err)
+	}
+	defer f.Close()
+	pidFile := out + ".pid"
+	ctx, cancel := context.WithTimeout(context.Background(), runtimeTimeout)
+	defer cancel()
+	cmd := r.cmd(ctx, append([]string{"exec", "--detach", "--pid-file", pidFile, id}, args...)...)
+	cmd.Stdout, cmd.Stderr = f, f
+	if err := cmd.Run(); err != nil {
+		b, _ := os.ReadFile(out)
+		return 0, fmt.Errorf("%s exec %s: %w: %s", r.Name(), id, err, b)
+	}
+	b, err := os.ReadFile(pidFile)
+	if err != nil {
+		return 0, fmt.Errorf("%s exec %s: %w", r.Name(), id, err)
+	}
+	var pid int
+	if _, err := fmt.Sscan(string(b), &pid); err != nil {
+		return 0, fmt.Errorf("%s exec %s: pid file %q: %w", r.Name(), id, b, err)
+	}
+	return pid, nil
+}
+
+// Command runs a runtime command line as given after the global flags, and returns its
+// stdout, stderr and error: for comparing what the runtime says with and without a wrapper.
+func (r *Runtime) Command(args ...string) (stdout, stderr []byte, err error) {
+	ctx, cancel := context.WithTimeout(context.Background(), runtimeTimeout)
+	defer cancel()
+	var o, e bytes.Buffer
+	cmd := r.cmd(ctx, args...)
+	cmd.Stdout, cmd.Stderr = &o, &e
+	err = cmd.Run()
+	return o.Bytes(), e.Bytes(), err
+}
+
+// cmd is the runtime run with its global flags, then args.
+func (r *Runtime) cmd(ctx context.Context, args ...string) *exec.Cmd {
+	full := append(append([]string{"--root", r.Root}, r.GlobalArgs...), args...)
+	cmd := exec.CommandContext(ctx, r.Bin, full...)
+	if len(r.Env) > 0 {
+		cmd.Env = append(os.Environ(), r.Env...)
+	}
+	return cmd
 }
 
 // cleanup force-deletes container id if the test left it behind.
@@ -154,7 +215,7 @@ func (r *Runtime) command(id string, args ...string) ([]byte, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), runtimeTimeout)
 	defer cancel()
 	var stdout, stderr bytes.Buffer
-	cmd := exec.CommandContext(ctx, r.Bin, append([]string{"--root", r.Root}, args...)...)
+	cmd := r.cmd(ctx, args...)
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	// A hook that leaves a child holding the runtime's stdio must not hang the test.
 	cmd.WaitDelay = 5 * time.Second
@@ -192,7 +253,7 @@ func (r *Runtime) spawn(id string, b *Bundle, args ...string) error {
 
 	ctx, cancel := context.WithTimeout(context.Background(), runtimeTimeout)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, r.Bin, append([]string{"--root", r.Root}, args...)...)
+	cmd := r.cmd(ctx, args...)
 	cmd.Stdout, cmd.Stderr = stdout, stderr // *os.File: passed as is, no copying goroutine
 	if err := cmd.Run(); err != nil {
 		return fmt.Errorf("%s: %w: %s%s", op, err, strings.TrimPrefix(runtimeOut.since(), ": "), hooks.since())

@@ -1,0 +1,61 @@
+package wrapper
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strconv"
+
+	"github.com/resctrl-mon/resctrl-mon/lib/resctrlfs"
+	"github.com/resctrl-mon/resctrl-mon/lib/state"
+)
+
+// JoinGroup writes tid into the monitoring group that the registry in stateDir binds
+// container id to, and returns the group's path below root ("" when the container has no
+// group: not monitored, or placed by nobody). Nothing is locked or written in the registry:
+// the binding and the record are read as they are (both are replaced by renames, never seen
+// half-written), and a group removed in between makes the write fail, which is reported.
+//
+// A task written into a resctrl group stays there across execve, and what it forks or clones
+// after is born there: the wrapper writes the thread that will exec the real runtime, so
+// `runc exec`, its `runc init` and the process it runs in the container are all counted from
+// their first instruction.
+func JoinGroup(stateDir, root, id string, tid int) (string, error) {
+	st, err := state.OpenReadOnly(stateDir)
+	if errors.Is(err, fs.ErrNotExist) {
+		return "", nil // no hook ever ran here
+	}
+	if err != nil {
+		return "", err
+	}
+	group, err := st.ContainerGroup(id)
+	if err != nil || group == "" {
+		return "", err
+	}
+	rec, ok, err := st.Load(group)
+	if err != nil || !ok {
+		return "", err
+	}
+	if !filepath.IsLocal(rec.Path) {
+		return "", fmt.Errorf("record of %s: path %q is not below the resctrl root", group, rec.Path)
+	}
+	if err := resctrlfs.Check(root); err != nil {
+		return rec.Path, err
+	}
+	tasks := filepath.Join(root, rec.Path, "tasks")
+	// O_WRONLY without O_CREATE: a group that went meanwhile is an error, never a new file.
+	f, err := os.OpenFile(tasks, os.O_WRONLY, 0)
+	if err != nil {
+		return rec.Path, fmt.Errorf("join %s: %w", rec.Path, err)
+	}
+	_, werr := f.WriteString(strconv.Itoa(tid))
+	if err := errors.Join(werr, f.Close()); err != nil {
+		if s := resctrlfs.LastCmdStatus(root); s != "" {
+			err = fmt.Errorf("%w (%s)", err, s)
+		}
+		return rec.Path, fmt.Errorf("write task %d to %s: %w", tid, tasks, err)
+	}
+	return rec.Path, nil
+}

@@ -1,0 +1,212 @@
+// Package wrapper is resctrl-mon-runtime's behaviour behind its thin main: a wrapper for runc
+// and crun, put in their place (containerd's BinaryName, a CRI-O runtime handler's
+// runtime_path, podman --runtime, or called as runc), that does two things and then execs
+// the real runtime (config key runtime) with its command line untouched:
+//
+//   - create and run: lists resctrl-mon-hook's createRuntime and poststop hooks in the
+//     bundle's config.json (AddHooks), so runtimes with neither hooks.d nor NRI place
+//     containers as CRI-O and podman do;
+//   - exec: writes its own thread into the container's pod group (JoinGroup) before it
+//     becomes the runtime, so the exec'd process and all it forks are counted in the pod's
+//     group from their first instruction. The runtime's own few milliseconds before the
+//     process starts are counted there too.
+//
+// Only what those two need is read of the command line (ParseArgs); every other command goes
+// straight to the runtime. A failure of the wrapper's own never stops the runtime's command
+// unless failurePolicy is closed; a missing real runtime is an error.
+package wrapper
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"math"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	specs "github.com/opencontainers/runtime-spec/specs-go"
+
+	"github.com/resctrl-mon/resctrl-mon/lib/config"
+	"github.com/resctrl-mon/resctrl-mon/lib/logging"
+)
+
+// Prog is the wrapper's name in logs and messages.
+const Prog = "resctrl-mon-runtime"
+
+// ErrBudget: the wrapper's work outlived hookBudget; the runtime is run regardless (fail-open).
+var ErrBudget = errors.New("time budget exhausted")
+
+// ErrPanic is wrapped when the wrapper's own work panicked.
+var ErrPanic = errors.New("internal error")
+
+// ErrRuntime is wrapped when the real runtime cannot be run.
+var ErrRuntime = errors.New("real runtime unusable")
+
+// Exec is what the process becomes: the real runtime, with the wrapper's own arguments.
+type Exec struct {
+	Path string
+	Argv []string
+}
+
+// Prepare does the wrapper's work for the command line args (os.Args) and returns what to
+// exec. tid is the thread that will call execve (exec joins that thread to the pod's group).
+// An error means the runtime must not be run: the real runtime is missing, or the wrapper
+// failed under failurePolicy closed; stderr has been told why.
+func Prepare(args, environ []string, tid int, stderr io.Writer) (Exec, error) {
+	start := time.Now()
+	cfgPath := config.Path("", environ)
+	cfg, cfgErr := config.Resolve(cfgPath, environ, nil)
+	if len(args) == 0 {
+		args = []string{Prog}
+	}
+	x := Exec{Path: cfg.Runtime, Argv: append([]string{cfg.Runtime}, args[1:]...)}
+	if err := checkRuntime(cfg.Runtime); err != nil {
+		fmt.Fprintf(stderr, "%s: %v\n", Prog, err)
+		return x, err
+	}
+	cmd := ParseArgs(args[1:])
+	if !acting[cmd.Name] || cmd.Help {
+		return x, nil // every other command: straight to the runtime, nothing read or logged
+	}
+	res, err := work(cmd, cfg, cfgErr, hooksFor(cfg, cfgPath, environ), tid)
+	// An exec that went well is not logged: exec probes run every few seconds in every pod
+	// that has one, and a line (and a syslog connection) each would be noise and cost.
+	if err != nil || cmd.Name != "exec" {
+		logCall(cfg, stderr, cmd, res, err, start)
+	}
+	if err != nil && cfg.FailurePolicy == config.FailClosed {
+		err = fmt.Errorf("%s %s not run (failurePolicy: closed): %w", cmd.Name, cmd.ContainerID, err)
+		fmt.Fprintf(stderr, "%s: %v\n", Prog, err)
+		return x, err
+	}
+	return x, nil
+}
+
+// checkRuntime refuses a runtime that is not there, not executable, or the wrapper itself
+// (configured as its own runtime, it would exec itself forever).
+func checkRuntime(path string) error {
+	fi, err := os.Stat(path)
+	if err != nil {
+		return fmt.Errorf("%w: %w (config key runtime names the real runc or crun)", ErrRuntime, err)
+	}
+	if !fi.Mode().IsRegular() || fi.Mode().Perm()&0o111 == 0 {
+		return fmt.Errorf("%w: %s is not an executable file (config key runtime)", ErrRuntime, path)
+	}
+	if self, err := os.Stat("/proc/self/exe"); err == nil && os.SameFile(fi, self) {
+		return fmt.Errorf("%w: %s is this wrapper itself (config key runtime must name the real runc or crun)", ErrRuntime, path)
+	}
+	return nil
+}
+
+// result is what the wrapper did.
+type result struct {
+	action string // hooks-added, hooks-present, placed, no-group, skipped
+	detail string // the stages added, the group joined, the spec's path
+}
+
+// work does the command's part inside the time budget.
+func work(cmd Command, cfg config.Config, cfgErr error, hooks map[string]specs.Hook, tid int) (result, error) {
+	if cfgErr != nil {
+		return result{action: "skipped"}, fmt.Errorf("config: %w", cfgErr)
+	}
+	if cmd.Err != nil {
+		return result{action: "skipped"}, cmd.Err
+	}
+	type done struct {
+		r   result
+		err error
+	}
+	ch := make(chan done, 1)
+	go func() {
+		r, err := guarded(func() (result, error) {
+			if cmd.Name == "exec" {
+				group, err := JoinGroup(cfg.StateDir, cfg.ResctrlRoot, cmd.ContainerID, tid)
+				if group == "" && err == nil {
+					return result{action: "no-group"}, nil
+				}
+				return result{action: "placed", detail: group}, err
+			}
+			path := SpecPath(cmd)
+			added, err := AddHooks(path, hooks)
+			if len(added) == 0 {
+				return result{action: "hooks-present", detail: path}, err
+			}
+			return result{action: "hooks-added", detail: path + " " + strings.Join(added, ",")}, err
+		})
+		ch <- done{r, err}
+	}()
+	budget := time.Duration(cfg.HookBudget)
+	timer := time.NewTimer(budget)
+	defer timer.Stop()
+	select {
+	case d := <-ch:
+		if d.err != nil {
+			d.r.action = "failed"
+		}
+		return d.r, d.err
+	case <-timer.C:
+		return result{action: "failed"}, fmt.Errorf("%w: %s passed", ErrBudget, budget)
+	}
+}
+
+// guarded runs f, turning a panic into an error: a bug in the wrapper's own work must not
+// stop the runtime's command (fail-open).
+func guarded(f func() (result, error)) (r result, err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			r, err = result{action: "failed"}, fmt.Errorf("%w: %v", ErrPanic, p)
+		}
+	}()
+	return f()
+}
+
+// hooksFor is the hook entries the wrapper lists: as the installed hooks.d JSON has them
+// (a timeout two seconds over the hook's own budget, which it is given, so the hook ends and
+// applies its failure policy first), with the wrapper's RESCTRL_MON_ variables, the config
+// file's name among them, so that the hook reads the configuration the wrapper read.
+func hooksFor(cfg config.Config, cfgPath string, environ []string) map[string]specs.Hook {
+	budget := time.Duration(cfg.HookBudget)
+	timeout := int(math.Ceil(budget.Seconds())) + 2
+	env := []string{"PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"}
+	for _, kv := range environ {
+		if strings.HasPrefix(kv, config.EnvPrefix) && !strings.HasPrefix(kv, config.ConfigEnv+"=") {
+			env = append(env, kv)
+		}
+	}
+	if cfgPath != "" {
+		// The hook runs in the bundle: a relative name must not change meaning.
+		if abs, err := filepath.Abs(cfgPath); err == nil {
+			cfgPath = abs
+		}
+		env = append(env, config.ConfigEnv+"="+cfgPath)
+	}
+	out := map[string]specs.Hook{}
+	for _, stage := range []string{"createRuntime", "poststop"} {
+		out[stage] = specs.Hook{Path: cfg.RuntimeHook, Args: []string{HookName, "--hookBudget", budget.String(), stage},
+			Env: env, Timeout: &timeout}
+	}
+	return out
+}
+
+// logCall writes one line about a create, a run or a failed exec.
+func logCall(cfg config.Config, stderr io.Writer, cmd Command, r result, err error, start time.Time) {
+	log, closer, lerr := logging.Open(cfg.Log, Prog, filepath.Join(cfg.StateDir, "hook.log"))
+	if lerr != nil {
+		fmt.Fprintf(stderr, "%s: %v\n", Prog, lerr)
+		log, closer = slog.New(slog.NewTextHandler(stderr, nil)), io.NopCloser(nil)
+	}
+	defer closer.Close()
+	attrs := []any{"command", cmd.Name, "container", cmd.ContainerID, "action", r.action,
+		"duration", time.Since(start).Round(time.Microsecond)}
+	if r.detail != "" {
+		attrs = append(attrs, "detail", r.detail)
+	}
+	if err != nil {
+		log.Error("runtime", append(attrs, "err", err)...)
+		return
+	}
+	log.Info("runtime", attrs...)
+}

@@ -1,0 +1,122 @@
+package e2e_test
+
+import (
+	"fmt"
+	"os"
+	"testing"
+	"time"
+
+	specs "github.com/opencontainers/runtime-spec/specs-go"
+
+	"github.com/resctrl-mon/resctrl-mon/lib/config"
+	"github.com/resctrl-mon/resctrl-mon/test/e2e"
+	"github.com/resctrl-mon/resctrl-mon/test/resctrlsim"
+)
+
+// BenchmarkWrapper times `runc run` and `runc exec` through resctrl-mon-runtime against runc
+// alone, and against a no-op Go wrapper that only execs runc (the floor any exec'd wrapper
+// starts from), alternately in the same loop. Target: ≤ 1.05× each.
+//
+// Every container runs the hook: runc alone and the no-op wrapper run a bundle that lists it
+// (as hooks.d would), the wrapper a bundle without hooks, restored before each run, so the
+// wrapper lists them every time. What the ratios show is the wrapper's own part: reading its
+// config, the command line and config.json, writing config.json (run), or finding the pod's
+// group and joining it (exec).
+func BenchmarkWrapper(b *testing.B) {
+	buildBinaries(b)
+	sim := resctrlsim.MountT(b, resctrlsim.Options{SettleInterval: -1})
+	dir := e2e.Tmpfs(b)
+	cfg := writeBenchConfig(b, dir, sim.Dir)
+	plain := e2e.NewRuntime(b, "runc")
+	f, err := os.OpenFile(cfg, os.O_APPEND|os.O_WRONLY, 0)
+	if err == nil {
+		_, err = fmt.Fprintf(f, "runtime: %s\nruntimeHook: %s\n", plain.Bin, binaries.hook)
+		err = errorsJoin(err, f.Close())
+	}
+	if err != nil {
+		b.Fatal(err)
+	}
+	wrapper := plain.Via(binaries.wrapper, config.ConfigEnv+"="+cfg)
+	noop := plain.Via(binaries.noopwrapper, "E2E_REAL_RUNTIME="+plain.Bin)
+	rootfs := e2e.Rootfs(b, nil)
+	ann := crioPod(uidA, sandboxOf('a'), "app")
+	hook := func(stage string) specs.Hook {
+		return specs.Hook{Path: binaries.hook, Args: []string{"resctrl-mon-hook", "--config", cfg, stage}, Timeout: intp(10)}
+	}
+	args := []string{"sleep", "600"}
+	// The bundles on tmpfs, as containerd's and CRI-O's are (/run): on a journaling disk a
+	// rename over config.json starts its writeback, which would be timed too.
+	listed := e2e.NewBundle(b, rootfs, e2e.BundleOptions{Args: args, Annotations: ann, Parent: dir,
+		Hooks: &specs.Hooks{CreateRuntime: []specs.Hook{hook("createRuntime")}, Poststop: []specs.Hook{hook("poststop")}}})
+	bare := e2e.NewBundle(b, rootfs, e2e.BundleOptions{Args: args, Annotations: ann, Parent: dir})
+
+	run := func(r *e2e.Runtime, id string, bundle *e2e.Bundle) time.Duration {
+		b.StopTimer()
+		if bundle == bare {
+			if err := bare.Save(); err != nil { // no hooks again
+				b.Fatal(err)
+			}
+		}
+		b.StartTimer()
+		t0 := time.Now()
+		if err := r.Run(id, bundle); err != nil {
+			b.Fatal(err)
+		}
+		d := time.Since(t0)
+		b.StopTimer()
+		if err := plain.Delete(id, true); err != nil {
+			b.Fatal(err)
+		}
+		b.StartTimer()
+		return d
+	}
+	// Three execs a turn: one is short, and the machine's noise is not.
+	execTrue := func(r *e2e.Runtime) time.Duration {
+		t0 := time.Now()
+		for range 3 {
+			if _, stderr, err := r.Command("exec", "target", "true"); err != nil {
+				b.Fatalf("%s exec: %v: %s", r.Name(), err, stderr)
+			}
+		}
+		return time.Since(t0) / 3
+	}
+	// The container execs go into, placed in its pod's group (retention keeps the group
+	// between the runs of the loop).
+	if err := plain.Run("target", listed); err != nil {
+		b.Fatal(err)
+	}
+	run(wrapper, "warm", bare)
+	var runPlain, runWrap, runNoop, execPlain, execWrap, execNoop time.Duration
+	i := 0
+	for b.Loop() {
+		// The three in turn, in a rotating order: whatever the one before leaves behind
+		// (a cgroup being torn down, a cold cache) falls on each alike.
+		steps := []func(){
+			func() { runPlain += run(plain, fmt.Sprintf("p%d", i), listed); execPlain += execTrue(plain) },
+			func() { runWrap += run(wrapper, fmt.Sprintf("w%d", i), bare); execWrap += execTrue(wrapper) },
+			func() { runNoop += run(noop, fmt.Sprintf("n%d", i), listed); execNoop += execTrue(noop) },
+		}
+		for k := range steps {
+			steps[(i+k)%len(steps)]()
+		}
+		i++
+	}
+	per := func(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 / float64(i) }
+	b.ReportMetric(per(runPlain), "run-runc-ms")
+	b.ReportMetric(per(runWrap), "run-wrapper-ms")
+	b.ReportMetric(float64(runWrap)/float64(runPlain), "run-x-runc")
+	b.ReportMetric(float64(runNoop)/float64(runPlain), "run-noopwrapper-x-runc")
+	b.ReportMetric(float64(runWrap)/float64(runNoop), "run-x-noopwrapper")
+	b.ReportMetric(per(execPlain), "exec-runc-ms")
+	b.ReportMetric(per(execWrap), "exec-wrapper-ms")
+	b.ReportMetric(float64(execWrap)/float64(execPlain), "exec-x-runc")
+	b.ReportMetric(float64(execNoop)/float64(execPlain), "exec-noopwrapper-x-runc")
+	b.ReportMetric(float64(execWrap)/float64(execNoop), "exec-x-noopwrapper")
+}
+
+func errorsJoin(a, b error) error {
+	if a != nil {
+		return a
+	}
+	return b
+}

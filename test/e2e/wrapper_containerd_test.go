@@ -1,0 +1,103 @@
+//go:build realrt
+
+// This file needs the real-runtime harness of the branch realrt (e2e.StartCRIO,
+// e2e.StartContainerd, e2e.CRI) and one field more in its PodSpec, RuntimeHandler (given to
+// `crictl runp --runtime`). It ran green against realrt merged with this branch; once realrt
+// is on main, drop the build constraint and add to test/e2e/cri.go:
+//
+//	PodSpec:  RuntimeHandler string // crictl runp --runtime: a handler other than the default
+//	RunPod:   args := []string{"runp"}
+//	          if s.RuntimeHandler != "" { args = append(args, "--runtime", s.RuntimeHandler) }
+//	          p.ID, err = c.id(append(args, p.config)...)
+
+package e2e_test
+
+import (
+	"fmt"
+	"os"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/resctrl-mon/resctrl-mon/lib/config"
+	"github.com/resctrl-mon/resctrl-mon/test/e2e"
+	"github.com/resctrl-mon/resctrl-mon/test/resctrlsim"
+)
+
+// TestWrapperContainerd: a real containerd 2.x, which has no hooks.d, with a runtime
+// handler "wrapped" whose runc BinaryName is the wrapper (through a script that names the
+// test's config: the shim hands runc containerd's environment). No NRI plugin is connected,
+// so nothing but the wrapper places anything. A pod of one forking container: every task in
+// the pod's group (the hooks the wrapper listed), and a forking process started by `crictl
+// exec` too.
+func TestWrapperContainerd(t *testing.T) {
+	t.Parallel()
+	e := newHookEnv(t, resctrlsim.Options{}, "")
+	runc := newRuntime(t, "runc") // only for runc's path
+	e.config(fmt.Sprintf("runtime: %s\nruntimeHook: %s\n", runc.Bin, binaries.hook))
+	script, argvLog := argvScript(t, config.ConfigEnv+"="+shellQuote(e.cfgPath))
+	root, err := os.MkdirTemp("", "wr-runc-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = os.RemoveAll(root) })
+	handler := fmt.Sprintf(`
+[plugins.'io.containerd.cri.v1.runtime'.containerd.runtimes.wrapped]
+  runtime_type = "io.containerd.runc.v2"
+
+  [plugins.'io.containerd.cri.v1.runtime'.containerd.runtimes.wrapped.options]
+    BinaryName = %q
+    Root = %q
+    SystemdCgroup = false
+`, script, root)
+	ctrd := e2e.StartContainerd(t, e2e.ContainerdOptions{Rootfs: e.rootfs, Config: handler})
+	group := "mon_groups/" + uidA
+	pod, err := ctrd.RunPod(e2e.PodSpec{Name: "p", Namespace: "e2e", UID: uidA, Kubelet: true, RuntimeHandler: "wrapped"})
+	if err != nil {
+		t.Fatalf("%v\n%s", err, e.log())
+	}
+	id, err := ctrd.RunContainer(pod, e2e.TestImage, e2e.ContainerSpec{Name: "app", Command: []string{"forker"}})
+	if err != nil {
+		t.Fatalf("%v\n%s", err, e.log())
+	}
+	if err := ctrd.WaitLog(pod, "app", "ready", 20*time.Second); err != nil {
+		t.Fatal(err)
+	}
+	pid, err := ctrd.PID(id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	before, err := e2e.CgroupTasks(pid)
+	if err != nil {
+		t.Fatal(err)
+	}
+	placed := e.placedOf(group, before)
+	t.Logf("containerd, the wrapper as BinaryName: the container placed %d of %d tasks", placed, len(before))
+	if placed != len(before) || len(before) < 12 {
+		t.Fatalf("the container: placed %d of %d\n%s", placed, len(before), e.log())
+	}
+	if _, err := ctrd.Exec(id, "sh", "-c", "forker >/tmp/exec.out 2>&1 &"); err != nil {
+		t.Fatal(err)
+	}
+	err = e2e.Poll(20*time.Second, func() error {
+		out, err := ctrd.Exec(id, "cat", "/tmp/exec.out")
+		if err == nil && !strings.Contains(string(out), "ready") {
+			err = fmt.Errorf("the exec'd forker is not ready: %q", out)
+		}
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	after, err := e2e.CgroupTasks(pid)
+	if err != nil {
+		t.Fatal(err)
+	}
+	placed = e.placedOf(group, after)
+	t.Logf("crictl exec under containerd through the wrapper: placed %d of %d tasks of the container (%d before the exec)", placed, len(after), len(before))
+	if placed != len(after) || len(after) < len(before)+12 {
+		t.Errorf("after the exec: placed %d of %d\n%s", placed, len(after), e.log())
+	}
+	b, _ := os.ReadFile(argvLog)
+	t.Logf("containerd's shim gave the runtime:\n%s", b)
+}

@@ -1,0 +1,128 @@
+//go:build realrt
+
+// This file needs the real-runtime harness of the branch realrt (e2e.StartCRIO,
+// e2e.StartContainerd, e2e.CRI) and one field more in its PodSpec, RuntimeHandler (given to
+// `crictl runp --runtime`). It ran green against realrt merged with this branch; once realrt
+// is on main, drop the build constraint and add to test/e2e/cri.go:
+//
+//	PodSpec:  RuntimeHandler string // crictl runp --runtime: a handler other than the default
+//	RunPod:   args := []string{"runp"}
+//	          if s.RuntimeHandler != "" { args = append(args, "--runtime", s.RuntimeHandler) }
+//	          p.ID, err = c.id(append(args, p.config)...)
+
+package e2e_test
+
+import (
+	"fmt"
+	"os"
+	"os/exec"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/resctrl-mon/resctrl-mon/test/e2e"
+	"github.com/resctrl-mon/resctrl-mon/test/resctrlsim"
+)
+
+// TestWrapperCRIO: a real CRI-O with the hooks installed in its hooks_dir and a second
+// runtime handler, "wrapped", whose runtime_path is the wrapper. Two pods of one forking
+// container each, one per handler, both placed by the hook; a forking process started by
+// `crictl exec` (ExecSync, what exec probes use) is outside the pod's group under the plain
+// handler and, every task of it, inside under the wrapper's.
+func TestWrapperCRIO(t *testing.T) {
+	t.Parallel()
+	e := newHookEnv(t, resctrlsim.Options{}, "")
+	runc := newRuntime(t, "runc") // only for runc's path
+	e.config(fmt.Sprintf("runtime: %s\nruntimeHook: %s\n", runc.Bin, binaries.hook))
+	hooksDir := t.TempDir()
+	for _, name := range []string{"resctrl-mon-createruntime.json", "resctrl-mon-poststop.json"} {
+		installHookJSON(t, name, hooksDir, e.cfgPath)
+	}
+	conmon, err := exec.LookPath("conmon")
+	if err != nil {
+		t.Skip(err)
+	}
+	root, err := os.MkdirTemp("", "wr-runc-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = os.RemoveAll(root) })
+	// conmon hands the runtime the environment CRI-O gives it (monitor_env): the wrapper's
+	// config file comes that way.
+	script, argvLog := argvScript(t, "")
+	handler := fmt.Sprintf(`
+[crio.runtime.runtimes.wrapped]
+runtime_path = %q
+runtime_type = "oci"
+runtime_root = %q
+monitor_path = %q
+monitor_cgroup = "pod"
+monitor_env = ["PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin", "RESCTRL_MON_CONFIG=%s"]
+`, script, root, conmon, e.cfgPath)
+	crio := e2e.StartCRIO(t, e2e.CRIOOptions{HooksDir: hooksDir, Rootfs: e.rootfs, Config: handler})
+
+	for _, tc := range []struct{ handler, uid string }{{"", uidA}, {"wrapped", uidB}} {
+		name := tc.handler
+		if name == "" {
+			name = "runc"
+		}
+		group := "mon_groups/" + tc.uid
+		pod, err := crio.RunPod(e2e.PodSpec{Name: "p-" + name, Namespace: "e2e", UID: tc.uid, Kubelet: true, RuntimeHandler: tc.handler})
+		if err != nil {
+			t.Fatal(err)
+		}
+		id, err := crio.RunContainer(pod, e2e.TestImage, e2e.ContainerSpec{Name: "app", Command: []string{"forker"}})
+		if err != nil {
+			t.Fatalf("%s: %v\n%s", name, err, e.log())
+		}
+		if err := crio.WaitLog(pod, "app", "ready", 20*time.Second); err != nil {
+			t.Fatal(err)
+		}
+		pid, err := crio.PID(id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		before, err := e2e.CgroupTasks(pid)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if placed := e.placedOf(group, before); placed != len(before) {
+			t.Fatalf("%s: the container itself: placed %d of %d\n%s", name, placed, len(before), e.log())
+		}
+		// ExecSync returns when sh does; the forker it left behind stays in the container
+		// and says "ready" in a file once all its children and threads exist.
+		if _, err := crio.Exec(id, "sh", "-c", "forker >/tmp/exec.out 2>&1 &"); err != nil {
+			t.Fatal(err)
+		}
+		err = e2e.Poll(20*time.Second, func() error {
+			out, err := crio.Exec(id, "cat", "/tmp/exec.out")
+			if err == nil && !strings.Contains(string(out), "ready") {
+				err = fmt.Errorf("the exec'd forker is not ready: %q", out)
+			}
+			return err
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		after, err := e2e.CgroupTasks(pid)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(after) < len(before)+12 {
+			t.Fatalf("%d tasks in the container's cgroup, want the exec'd forker's 12 more than %d", len(after), len(before))
+		}
+		placed := e.placedOf(group, after)
+		t.Logf("crictl exec under the %s handler: placed %d of %d tasks of the container (%d before the exec)", name, placed, len(after), len(before))
+		switch {
+		case tc.handler == "wrapped" && placed != len(after):
+			t.Errorf("under the wrapper: placed %d of %d\n%s", placed, len(after), e.log())
+		case tc.handler == "" && placed == len(after):
+			t.Errorf("under plain runc every exec'd task was placed: the gap is not visible")
+		}
+	}
+	b, _ := os.ReadFile(argvLog)
+	t.Logf("CRI-O (conmon) gave the runtime:\n%s", b)
+	if n := e.logLines("prog=resctrl-mon-runtime", "command=create", "action=hooks-present"); n != 1 {
+		t.Errorf("the wrapper's create under CRI-O, with hooks.d: %d lines saying the hooks were there, want 1\n%s", n, e.log())
+	}
+}

@@ -51,6 +51,9 @@ type PodSpec struct {
 	// shareProcessNamespace). CRI-O then needs an infra container, which on machines whose
 	// root lacks CAP_SYS_RESOURCE cannot start (runc cannot lower its oom_score_adj).
 	PodPIDNamespace bool
+	// RuntimeHandler is the runtime handler for the pod (crictl runp --runtime), "" for the
+	// runtime's default.
+	RuntimeHandler string
 }
 
 // ContainerSpec is what a test chooses about a container.
@@ -187,7 +190,11 @@ func (c *CRI) RunPod(s PodSpec) (*Pod, error) {
 	c.mu.Lock()
 	c.cgroups = append(c.cgroups, p.CgroupParent)
 	c.mu.Unlock()
-	if p.ID, err = c.id("runp", p.config); err != nil {
+	args := []string{"runp"}
+	if s.RuntimeHandler != "" {
+		args = append(args, "--runtime", s.RuntimeHandler)
+	}
+	if p.ID, err = c.id(append(args, p.config)...); err != nil {
 		return nil, err
 	}
 	return p, nil

@@ -23,13 +23,14 @@ import (
 
 // binaries are built once per test binary: the hook, the forking workload, the no-op hook,
 // the CLI, the hooks that put a container in a class and that capture what a runtime
-// sends, the runtime wrapper and a no-op one.
+// sends, the runtime wrapper and a no-op one, and the NRI adapter.
 var binaries struct {
 	once                    sync.Once
 	dir                     string
 	hook, forker, noop      string
 	cli, classhook, capture string
 	wrapper, noopwrapper    string
+	nri                     string
 	err                     error
 }
 
@@ -42,7 +43,8 @@ func buildBinaries(t testing.TB) {
 		}
 		for out, pkg := range map[*string]string{&binaries.hook: "../../hooks", &binaries.forker: "./forker", &binaries.noop: "./noophook",
 			&binaries.cli: "../../cmd/resctrl-mon", &binaries.classhook: "./classhook", &binaries.capture: "./capturehook",
-			&binaries.wrapper: "../../cmd/resctrl-mon-runtime", &binaries.noopwrapper: "./noopwrapper"} {
+			&binaries.wrapper: "../../cmd/resctrl-mon-runtime", &binaries.noopwrapper: "./noopwrapper",
+			&binaries.nri: "../../nri-adapter"} {
 			*out = filepath.Join(binaries.dir, filepath.Base(pkg))
 			cmd := exec.Command("go", "build", "-trimpath", "-tags", "urfave_cli_no_docs", "-o", *out, pkg)
 			cmd.Env = append(os.Environ(), "CGO_ENABLED=0")

@@ -1,15 +1,3 @@
-//go:build realrt
-
-// This file needs the real-runtime harness of the branch realrt (e2e.StartCRIO,
-// e2e.StartContainerd, e2e.CRI) and one field more in its PodSpec, RuntimeHandler (given to
-// `crictl runp --runtime`). It ran green against realrt merged with this branch; once realrt
-// is on main, drop the build constraint and add to test/e2e/cri.go:
-//
-//	PodSpec:  RuntimeHandler string // crictl runp --runtime: a handler other than the default
-//	RunPod:   args := []string{"runp"}
-//	          if s.RuntimeHandler != "" { args = append(args, "--runtime", s.RuntimeHandler) }
-//	          p.ID, err = c.id(append(args, p.config)...)
-
 package e2e_test
 
 import (

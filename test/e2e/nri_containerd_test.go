@@ -1,0 +1,273 @@
+package e2e_test
+
+import (
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/resctrl-mon/resctrl-mon/lib/snapshot"
+	"github.com/resctrl-mon/resctrl-mon/test/e2e"
+	"github.com/resctrl-mon/resctrl-mon/test/resctrlsim"
+)
+
+// TestNRIContainerd runs the NRI adapter as an external plugin of a real containerd 2.4.2,
+// driven through crictl as kubelet drives it: a pod of three containers whose inits fork
+// children and threads the moment they start has every task in the pod's group; a container
+// re-created 20 times in the pod keeps the pod's one RMID; removing the pod writes .end and
+// removes the group; a group made by someone else with a pod-UID name survives it all.
+func TestNRIContainerd(t *testing.T) {
+	t.Parallel()
+	e := newHookEnv(t, resctrlsim.Options{}, "retention: 0s\n")
+	foreign := "mon_groups/99999999-8888-4777-8666-555555555555"
+	if err := os.Mkdir(filepath.Join(e.sim.Dir, foreign), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	ctrd := e2e.StartContainerd(t, e2e.ContainerdOptions{Rootfs: e.rootfs})
+	startAdapter(t, e, ctrd.NRISocket)
+	group := "mon_groups/" + uidA
+
+	pod, err := ctrd.RunPod(e2e.PodSpec{Name: "forkers", Namespace: "e2e", UID: uidA, Kubelet: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	names := []string{"app", "sidecar", "helper"}
+	ids := map[string]string{}
+	for _, name := range names {
+		id, err := ctrd.RunContainer(pod, e2e.TestImage, e2e.ContainerSpec{Name: name, Command: []string{"forker"}})
+		if err != nil {
+			t.Fatalf("%v\nthe adapter said:\n%s", err, e.log())
+		}
+		ids[name] = id
+	}
+	for _, name := range names {
+		if err := ctrd.WaitLog(pod, name, "ready", 20*time.Second); err != nil {
+			t.Fatal(err)
+		}
+		pid, err := ctrd.PID(ids[name])
+		if err != nil {
+			t.Fatal(err)
+		}
+		tids, err := e2e.CgroupTasks(pid)
+		if err != nil {
+			t.Fatal(err)
+		}
+		_ = e.groupTasks("") // the simulator takes in its queued fork events
+		in := e.groupTasks(group)
+		placed := 0
+		for _, tid := range tids {
+			if slices.Contains(in, tid) {
+				placed++
+			}
+		}
+		t.Logf("%s: placed %d of %d", name, placed, len(tids))
+		// The forker makes 4 children and a grandchild and locks 4 threads: at least 12 tasks.
+		if placed != len(tids) || len(tids) < 12 {
+			t.Errorf("%s: %d of %d tasks in %s\nthe adapter said:\n%s", name, placed, len(tids), group, e.log())
+		}
+	}
+
+	rmid := e.rmid(group)
+	for i := range 20 {
+		id, err := ctrd.RunContainer(pod, e2e.TestImage, e2e.ContainerSpec{Name: "restarted", Command: []string{"sleep", "600"}})
+		if err != nil {
+			t.Fatalf("re-creation %d: %v\nthe adapter said:\n%s", i, err, e.log())
+		}
+		pid, err := ctrd.PID(id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !slices.Contains(e.groupTasks(group), pid) {
+			t.Errorf("re-creation %d: its init %d is not in %s", i, pid, group)
+		}
+		if got := e.rmid(group); got != rmid {
+			t.Fatalf("re-creation %d: RMID %d, want the pod's %d", i, got, rmid)
+		}
+		if err := ctrd.Stop(id); err != nil {
+			t.Fatal(err)
+		}
+		if err := ctrd.Remove(id); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if got := e.rmid(group); got != rmid {
+		t.Errorf("after 20 re-creations the RMID is %d, want %d", got, rmid)
+	}
+
+	if err := ctrd.StopPod(pod.ID); err != nil {
+		t.Fatal(err)
+	}
+	if err := ctrd.RemovePod(pod.ID); err != nil {
+		t.Fatal(err)
+	}
+	if e.exists(group) {
+		t.Errorf("the group outlived the pod\nthe adapter said:\n%s", e.log())
+	}
+	names2, err := snapshot.List(e.snapDir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var kinds []snapshot.Kind
+	for _, n := range names2 {
+		if n.Group == uidA {
+			kinds = append(kinds, n.Kind)
+		}
+	}
+	if !slices.Equal(kinds, []snapshot.Kind{snapshot.Begin, snapshot.End}) {
+		t.Errorf("snapshots of the pod %v, want one life's .begin and .end", kinds)
+	}
+	if recs := e.records(); len(recs) != 0 {
+		t.Errorf("registry entries left: %+v", recs)
+	}
+	if !e.exists(foreign) {
+		t.Errorf("the foreign group %s was removed", foreign)
+	}
+	// containerd gives the pid at StartContainer, the race-free point: no placement was late.
+	if n := e.logLines("msg=placed", "event=StartContainer", "outcome="); n != 23 {
+		t.Errorf("%d placements at StartContainer, want 23\n%s", n, e.log())
+	}
+	if n := e.logLines("event=PostStartContainer"); n != 0 {
+		t.Errorf("%d placements at PostStartContainer, want none\n%s", n, e.log())
+	}
+}
+
+// startAdapter runs the adapter binary against the runtime's NRI socket and waits until it
+// has synchronised (its log says so).
+func startAdapter(t *testing.T, e *hookEnv, socket string) (kill func()) {
+	t.Helper()
+	cmd := exec.Command(binaries.nri, "--config", e.cfgPath, "--nri-socket", socket)
+	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	exited := make(chan error, 1)
+	go func() { exited <- cmd.Wait() }()
+	var once sync.Once
+	kill = func() { once.Do(func() { _ = cmd.Process.Kill(); <-exited }) }
+	t.Cleanup(kill)
+	before := strings.Count(e.log(), "msg=synchronized")
+	if err := e2e.Poll(20*time.Second, func() error {
+		select {
+		case err := <-exited:
+			t.Fatalf("the adapter exited: %v\n%s\n%s", err, stderr.String(), e.log())
+		default:
+		}
+		if strings.Count(e.log(), "msg=synchronized") == before {
+			return os.ErrNotExist
+		}
+		return nil
+	}); err != nil {
+		t.Fatalf("the adapter did not synchronise: %v\n%s", err, e.log())
+	}
+	return kill
+}
+
+// TestNRIContainerdRestart: the adapter is killed while pods run; meanwhile one pod is
+// removed and another started; restarted, it removes the first's group (.end written),
+// places the new pod (late-assigned) and leaves the running one as it was. A pod in an
+// excluded namespace never gets a group.
+func TestNRIContainerdRestart(t *testing.T) {
+	t.Parallel()
+	e := newHookEnv(t, resctrlsim.Options{}, "retention: 0s\nnamespaces: {exclude: [kube-system]}\n")
+	ctrd := e2e.StartContainerd(t, e2e.ContainerdOptions{Rootfs: e.rootfs})
+	stop := startAdapter(t, e, ctrd.NRISocket)
+	forker := []string{"forker"}
+	// Placed late (the adapter is down when it starts): a workload that is still once
+	// ready, unlike the forker, whose Go runtime may start a thread at any time.
+	still := []string{"sh", "-c", "sleep 600 & sh -c 'sleep 600 & wait' & echo ready; wait"}
+	run := func(uid, ns, name string, cmd []string) (*e2e.Pod, string) {
+		t.Helper()
+		pod, err := ctrd.RunPod(e2e.PodSpec{Name: name, Namespace: ns, UID: uid, Kubelet: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		id, err := ctrd.RunContainer(pod, e2e.TestImage, e2e.ContainerSpec{Name: "app", Command: cmd})
+		if err != nil {
+			t.Fatalf("%v\n%s", err, e.log())
+		}
+		if err := ctrd.WaitLog(pod, "app", "ready", 20*time.Second); err != nil {
+			t.Fatal(err)
+		}
+		return pod, id
+	}
+	uidC, uidD := "22222222-3333-4444-5555-666666666666", "33333333-3333-4333-8333-333333333333"
+	gone, goneID := run(uidA, "e2e", "gone", forker)
+	_, staysID := run(uidB, "e2e", "stays", forker)
+	run(uidD, "kube-system", "excluded", forker)
+	rmidB := e.rmid("mon_groups/" + uidB)
+	stop()
+
+	if err := ctrd.Stop(goneID); err != nil {
+		t.Fatal(err)
+	}
+	if err := ctrd.StopPod(gone.ID); err != nil {
+		t.Fatal(err)
+	}
+	if err := ctrd.RemovePod(gone.ID); err != nil {
+		t.Fatal(err)
+	}
+	_, newID := run(uidC, "e2e", "new", still)
+	if err := e2e.Poll(20*time.Second, func() error {
+		pid, err := ctrd.PID(newID)
+		if err != nil {
+			return err
+		}
+		if tids, err := e2e.CgroupTasks(pid); err != nil || len(tids) < 4 {
+			return fmt.Errorf("%d tasks, %v", len(tids), err)
+		}
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if !e.exists("mon_groups/"+uidA) || e.exists("mon_groups/"+uidC) {
+		t.Fatalf("the stopped adapter acted")
+	}
+
+	startAdapter(t, e, ctrd.NRISocket)
+	if e.exists("mon_groups/" + uidA) {
+		t.Errorf("the removed pod's group is still there\n%s", e.log())
+	}
+	for uid, id := range map[string]string{uidB: staysID, uidC: newID} {
+		pid, err := ctrd.PID(id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		tids, err := e2e.CgroupTasks(pid)
+		if err != nil {
+			t.Fatal(err)
+		}
+		_ = e.groupTasks("")
+		in := e.groupTasks("mon_groups/" + uid)
+		placed := 0
+		for _, tid := range tids {
+			if slices.Contains(in, tid) {
+				placed++
+			}
+		}
+		t.Logf("%s: placed %d of %d", uid, placed, len(tids))
+		if placed != len(tids) {
+			t.Errorf("%s: %d of %d tasks in its group\n%s", uid, placed, len(tids), e.log())
+		}
+	}
+	if got := e.rmid("mon_groups/" + uidB); got != rmidB {
+		t.Errorf("the running pod's RMID changed: %d, was %d", got, rmidB)
+	}
+	late := map[string]bool{}
+	for _, r := range e.records() {
+		late[r.PodUID] = r.LateAssigned
+	}
+	if !late[uidC] || late[uidB] {
+		t.Errorf("late-assigned: %v; want only the pod started while the adapter was down", late)
+	}
+	if e.exists("mon_groups/" + uidD) {
+		t.Errorf("a pod in an excluded namespace got a group")
+	}
+}

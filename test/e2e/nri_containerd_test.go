@@ -151,7 +151,14 @@ func startAdapter(t *testing.T, e *hookEnv, socket string) (kill func()) {
 	exited := make(chan error, 1)
 	go func() { exited <- cmd.Wait() }()
 	var once sync.Once
-	kill = func() { once.Do(func() { _ = cmd.Process.Kill(); <-exited }) }
+	kill = func() {
+		once.Do(func() {
+			_ = cmd.Process.Kill()
+			if err := <-exited; err != nil {
+				t.Logf("adapter ended: %v", err)
+			}
+		})
+	}
 	t.Cleanup(kill)
 	before := strings.Count(e.log(), "msg=synchronized")
 	if err := e2e.Poll(20*time.Second, func() error {
@@ -221,7 +228,7 @@ func TestNRIContainerdRestart(t *testing.T) {
 			return err
 		}
 		if tids, err := e2e.CgroupTasks(pid); err != nil || len(tids) < 4 {
-			return fmt.Errorf("%d tasks, %v", len(tids), err)
+			return fmt.Errorf("%d tasks: %w", len(tids), err)
 		}
 		return nil
 	}); err != nil {

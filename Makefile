@@ -50,7 +50,7 @@ deps:
 	@bash test/deps.sh
 
 # CRI-O, containerd and crictl for the end-to-end tests, built from the Go module proxy into
-# /var/cache/resctrl-mon-test (RESCTRL_MON_TEST_CACHE) once: ~10 minutes on a fresh 2-core
+# /var/cache/resctrl-mon-test (RESCTRLMON_TEST_CACHE) once: ~10 minutes on a fresh 2-core
 # machine, nothing when they are there. The tests never build them (go test would time out).
 runtimes: deps
 	@for r in crictl crio containerd; do bash test/runtimes/$$r.sh >/dev/null || exit 1; done

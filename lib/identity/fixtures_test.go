@@ -15,10 +15,18 @@ import (
 // test/e2e's TestIdentityFixtures from what the real runtimes sent (see "captured" in each).
 type fixture struct {
 	IDs struct {
-		Self, Pod, Infra string
+		Self, Pod, Infra, PodUID string
 	} `json:"ids"`
 	CreateRuntime record `json:"createRuntime"`
 	Poststop      record `json:"poststop"`
+	// Bundle is what a runtime with no hooks.d (containerd) put in the container's
+	// config.json: no state was sent, so the identity comes from the spec's annotations.
+	Bundle *struct {
+		Spec struct {
+			Annotations map[string]string `json:"annotations"`
+			CgroupsPath string            `json:"cgroupsPath"`
+		} `json:"spec"`
+	} `json:"bundle"`
 }
 
 type record struct {
@@ -32,7 +40,7 @@ type record struct {
 }
 
 // want is what identity should make of a fixture. In it, SandboxID "<self>", "<pod>" and
-// "<infra>" stand for the fixture's ids.
+// "<infra>" stand for the fixture's ids, and PodUID "<uid>" for its pod UID.
 type want struct {
 	annotations Identity // FromAnnotations: the state alone
 	spec        Identity // FromSpec: the state and the bundle's cgroupsPath
@@ -41,6 +49,7 @@ type want struct {
 // fixtureWants is the table: one entry per file in testdata.
 func fixtureWants() map[string]want {
 	plain := Identity{Runtime: Plain}
+	same := func(idn Identity) want { return want{idn, idn} }
 	member := func(sandbox string) want {
 		idn := Identity{Runtime: Podman, SandboxID: sandbox}
 		return want{idn, idn}
@@ -58,6 +67,13 @@ func fixtureWants() map[string]want {
 		"podman-pod-infra": {plain, Identity{Runtime: Podman, SandboxID: "<self>", Sandbox: true}},
 		// Known gap: out of the pod's cgroup, nothing in its spec tells the infra apart.
 		"podman-pod-noshareparent-infra": {plain, plain},
+		// CRI-O 1.34 (testdata captured through crictl): with kubelet's labels, and with only
+		// the sandbox's metadata, which CRI-O keeps in its sandbox name.
+		"crio-kubelet":  same(Identity{Runtime: CRIO, PodUID: "<uid>", SandboxID: "<pod>", Namespace: "e2e", PodName: "capture", ContainerName: "app"}),
+		"crio-nolabels": same(Identity{Runtime: CRIO, PodUID: "<uid>", SandboxID: "<pod>", Namespace: "e2e", PodName: "capture"}),
+		// containerd 2.4.2: its bundles' config.json, sandbox and app container.
+		"containerd-sandbox":   same(Identity{Runtime: Containerd, PodUID: "<uid>", SandboxID: "<self>", Namespace: "e2e", PodName: "capture", Sandbox: true}),
+		"containerd-container": same(Identity{Runtime: Containerd, PodUID: "<uid>", SandboxID: "<pod>", Namespace: "e2e", PodName: "capture", ContainerName: "app"}),
 	}
 }
 
@@ -68,12 +84,26 @@ func TestFixtures(t *testing.T) {
 		f := readFixture(t, name)
 		resolve := func(idn Identity) Identity {
 			idn.SandboxID = strings.NewReplacer("<self>", f.IDs.Self, "<pod>", f.IDs.Pod, "<infra>", f.IDs.Infra).Replace(idn.SandboxID)
+			idn.PodUID = strings.ReplaceAll(idn.PodUID, "<uid>", f.IDs.PodUID)
 			return idn
 		}
-		for _, s := range []struct {
+		recs := []struct {
 			stage string
 			rec   record
-		}{{"createRuntime", f.CreateRuntime}, {"poststop", f.Poststop}} {
+		}{{"createRuntime", f.CreateRuntime}, {"poststop", f.Poststop}}
+		if f.Bundle != nil {
+			var r record
+			r.State.ID, r.State.Annotations = f.IDs.Self, f.Bundle.Spec.Annotations
+			r.Spec = &struct {
+				CgroupsPath string `json:"cgroupsPath"`
+			}{f.Bundle.Spec.CgroupsPath}
+			recs = recs[:0]
+			recs = append(recs, struct {
+				stage string
+				rec   record
+			}{"bundle", r})
+		}
+		for _, s := range recs {
 			stage, rec := name+" "+s.stage, s.rec
 			id, a := rec.State.ID, rec.State.Annotations
 			if id != f.IDs.Self {

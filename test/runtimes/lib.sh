@@ -1,7 +1,7 @@
 # Shared by the build scripts in this directory; sourced, not run.
 #
 # Each script builds one runtime from the Go module proxy into
-#   $RESCTRL_MON_TEST_CACHE/<name>-<version>/bin   (default /var/cache/resctrl-mon-test)
+#   $RESCTRLMON_TEST_CACHE/<name>-<version>/bin   (default /var/cache/resctrl-mon-test)
 # and prints that bin directory on stdout (build logs go to stderr). A directory that exists
 # is complete: the build happens in a temporary directory beside it and is renamed into place
 # at the end, so an interrupted build leaves nothing that looks finished. With --print a
@@ -10,7 +10,8 @@
 set -euo pipefail
 
 export PATH="/usr/local/go/bin:$PATH"
-cache_root=${RESCTRL_MON_TEST_CACHE:-/var/cache/resctrl-mon-test}
+# Not RESCTRL_MON_*: the binaries refuse any RESCTRL_MON_ variable that is not a setting.
+cache_root=${RESCTRLMON_TEST_CACHE:-/var/cache/resctrl-mon-test}
 
 # cached NAME VERSION BUILD_FUNCTION [ARGS...]: BUILD_FUNCTION is called with the bin
 # directory to fill (and a scratch directory) when the cache has no NAME-VERSION yet.

@@ -223,6 +223,11 @@ func mentions(cmdline []byte, dir string) bool {
 // descendants from every mounted hierarchy, deepest first. The runtimes remove a
 // container's cgroup, never the pod's parent that the test named.
 func removeCgroup(path string) error {
+	// Never a hierarchy's root (a pod with no cgroup of its own reports "/" or ""): walking
+	// down from there would try every cgroup on the host.
+	if !strings.HasPrefix(path, "/") || strings.Trim(path, "/") == "" {
+		return nil
+	}
 	mounts, err := readCgroupMounts()
 	if err != nil {
 		return err

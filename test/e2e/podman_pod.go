@@ -1,7 +1,10 @@
 package e2e
 
 import (
+	"errors"
 	"fmt"
+	"io/fs"
+	"os"
 	"strings"
 )
 
@@ -63,7 +66,7 @@ func (p *PodmanRunner) CreatePod(o PodOptions) (PodmanPod, error) {
 		}
 		// podman 4.3 with cgroupfs on a hybrid host leaves the removed pod's empty cgroup in
 		// the unified and name=systemd hierarchies: one more for every pod of every run.
-		if err := removeCgroup(cgroup); err != nil {
+		if err := removeEmptyCgroup(cgroup); err != nil {
 			p.t.Errorf("e2e: cleanup: pod %s: %v", pod.Name, err)
 		}
 	})
@@ -98,4 +101,25 @@ func (p *PodmanRunner) podWithoutInfra(pod string) bool {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	return p.noInfra[pod]
+}
+
+// removeEmptyCgroup removes the empty cgroup at path (as /proc/<pid>/cgroup names it) in every
+// hierarchy that has it; not its descendants, and never a hierarchy's root.
+func removeEmptyCgroup(path string) error {
+	if !strings.HasPrefix(path, "/") || strings.Trim(path, "/") == "" {
+		return nil
+	}
+	mounts, err := readCgroupMounts()
+	if err != nil {
+		return err
+	}
+	var errs []error
+	for _, m := range mounts {
+		if dir, ok := m.dirOf(path); ok {
+			if err := os.Remove(dir); err != nil && !errors.Is(err, fs.ErrNotExist) {
+				errs = append(errs, err)
+			}
+		}
+	}
+	return errors.Join(errs...)
 }

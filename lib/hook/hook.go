@@ -164,10 +164,11 @@ func create(m *lifecycle.Manager, st specs.State, late *atomic.Value) (lifecycle
 	if specErr != nil {
 		return out, fmt.Errorf("%w: %w", lifecycle.ErrBadInput, specErr)
 	}
-	if err := checkCgroup(st.Pid, spec); err != nil {
+	cgroup, err := checkCgroup(st.Pid, spec)
+	if err != nil {
 		return out, err
 	}
-	p := lifecycle.Placement{ContainerID: st.ID, Pid: st.Pid, Pod: idn, Annotations: st.Annotations, Class: ocistate.ClosID(spec)}
+	p := lifecycle.Placement{ContainerID: st.ID, Pid: st.Pid, Pod: idn, Annotations: st.Annotations, Class: ocistate.ClosID(spec), Cgroup: cgroup}
 	if group := m.GroupOf(p); group != "" {
 		late.Store(func() error { return m.MarkLate(group, st.ID, markLateWait) })
 	}

@@ -207,13 +207,7 @@ func liveTasks(dir string) (int, error) {
 	if err != nil {
 		return 0, fmt.Errorf("tasks of %s: %w", dir, err)
 	}
-	n := 0
-	for tid := range resctrlfs.ParseTasks(b) {
-		if !procfs.Finished(tid) {
-			n++
-		}
-	}
-	return n, nil
+	return procfs.Running(resctrlfs.ParseTasks(b)), nil
 }
 
 // RMIDs is the use of the monitoring ids.

@@ -1,7 +1,5 @@
 package lifecycle
 
-import "syscall"
-
 // Action is what a call did to a container, a pod or a group: the hook's log "outcome",
 // reconcile's actions, a metric label. One list, in Actions.
 type Action string
@@ -41,8 +39,3 @@ const (
 
 // FailureReasons lists every FailureReason.
 var FailureReasons = []FailureReason{FailIdentity, FailCreate, FailAssign, FailRemove, FailSnapshot}
-
-var (
-	errEBUSY  error = syscall.EBUSY
-	errENOSPC error = syscall.ENOSPC
-)

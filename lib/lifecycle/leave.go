@@ -136,7 +136,9 @@ func (m *Manager) remove(tx *state.Tx) (Action, string) {
 		}
 		return Removed, "group was already gone"
 	}
-	if n := liveTasks(tasks); n > 0 {
+	// A zombie's counts are final, and poststop often comes while the container's last
+	// processes await their reaper: only tasks that can still run keep the group.
+	if n := procfs.Running(tasks); n > 0 {
 		return Kept, m.keep(tx, fmt.Sprintf("still has %d tasks", n))
 	}
 	if err := m.rs.Ensure(rec.Group, rec.Class); err != nil {
@@ -160,19 +162,6 @@ func (m *Manager) keep(tx *state.Tx, why string) string {
 		return why + "; " + err.Error()
 	}
 	return why
-}
-
-// liveTasks counts the tasks that can still run. A zombie is still listed (the kernel
-// keeps it in its group until it is reaped) but will never run again: its counts are
-// final, and poststop often comes while the container's last processes await their reaper.
-func liveTasks(in map[int]bool) int {
-	n := 0
-	for tid := range in {
-		if !procfs.Finished(tid) {
-			n++
-		}
-	}
-	return n
 }
 
 // podOf names a record's pod for logs and failures: its UID, else its group.

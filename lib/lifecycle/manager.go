@@ -15,6 +15,7 @@ import (
 	"fmt"
 	"log/slog"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/intel/goresctrl/pkg/monitor"
@@ -131,7 +132,7 @@ func (m *Manager) kernelSaysSuffix() string {
 
 // noRMID reports whether err is the kernel saying it has no RMID to give.
 func noRMID(err error) bool {
-	return errors.Is(err, monitor.ErrNoRMIDs) || errors.Is(err, errEBUSY) || errors.Is(err, errENOSPC)
+	return errors.Is(err, monitor.ErrNoRMIDs) || errors.Is(err, syscall.EBUSY) || errors.Is(err, syscall.ENOSPC)
 }
 
 // recordFailure logs a failure and keeps it for status. subject is the container id when

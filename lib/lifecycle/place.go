@@ -30,6 +30,9 @@ type Placement struct {
 	Annotations map[string]string
 	// Class is the allocation class (CLOS) the runtime put the container in, "" for none.
 	Class string
+	// Cgroup is the init's cgroup v2 path when the front end has read it already (the hook
+	// reads /proc/<pid>/cgroup for its own check); "" makes Place read it.
+	Cgroup string
 	// Late says the container has already run: its runtime gave no pid before it started
 	// (NRI's PostStartContainer fallback, CRI-O before 1.36). Every task of its cgroup is
 	// moved, not just the init's threads, and the pod is marked late-assigned: what they
@@ -132,7 +135,7 @@ func (m *Manager) reserve(p Placement, name string, out *Outcome) (created bool,
 		// The container is in the record before mkdir: a process killed between mkdir and
 		// the tasks write then leaves a group reconcile knows is ours (and completes or
 		// removes), not an unprovable orphan holding an RMID forever.
-		m.recordContainer(&tx.Rec, p.ContainerID, p.Pid)
+		m.recordContainer(&tx.Rec, p.ContainerID, p.Pid, p.Cgroup)
 		tx.Rec.IdleSince = nil
 		if err := errors.Join(tx.Save(), m.store.BindContainer(p.ContainerID, name)); err != nil {
 			return err
@@ -329,8 +332,8 @@ func (m *Manager) moveThreads(name, class string, pid int) (moved, skipped int, 
 }
 
 // recordContainer remembers the container, its init (by pid and start time: a pid alone is
-// reused) and its cgroup v2 path (for the pressure readers).
-func (m *Manager) recordContainer(rec *state.Record, id string, pid int) {
+// reused) and its cgroup v2 path (for the pressure readers; read from /proc when cg is "").
+func (m *Manager) recordContainer(rec *state.Record, id string, pid int, cg string) {
 	if rec.Containers == nil {
 		rec.Containers = map[string]time.Time{}
 	}
@@ -343,7 +346,10 @@ func (m *Manager) recordContainer(rec *state.Record, id string, pid int) {
 		}
 		rec.Inits[id] = state.Init{Pid: pid, Start: st.StartTime}
 	}
-	if cg, err := procfs.CgroupV2Path(pid); err == nil && cg != "" {
+	if cg == "" {
+		cg, _ = procfs.CgroupV2Path(pid)
+	}
+	if cg != "" {
 		if rec.Cgroups == nil {
 			rec.Cgroups = map[string]string{}
 		}

@@ -224,7 +224,7 @@ func (m *Manager) syncContainers(rec *state.Record, w *wanted) error {
 	for _, c := range w.containers {
 		live[c.ID] = true
 		if _, ok := rec.Containers[c.ID]; !ok {
-			m.recordContainer(rec, c.ID, c.Pid)
+			m.recordContainer(rec, c.ID, c.Pid, "")
 		}
 		if g, _ := m.store.ContainerGroup(c.ID); g != w.name {
 			errs = append(errs, m.store.BindContainer(c.ID, w.name))

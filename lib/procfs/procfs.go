@@ -87,6 +87,18 @@ func Finished(tid int) bool {
 	return err != nil || st.State == 'Z' || st.State == 'X'
 }
 
+// Running counts the tasks of tids that can still run: a zombie is still listed in its
+// resctrl group (the kernel keeps it there until it is reaped) but will never run again.
+func Running(tids map[int]bool) int {
+	n := 0
+	for tid := range tids {
+		if !Finished(tid) {
+			n++
+		}
+	}
+	return n
+}
+
 // Cgroups maps each distinct /proc/<pid>/cgroup content to the processes that have it: read
 // once, it answers "which processes share this container's cgroups" for every container,
 // without knowing the cgroup driver or version.

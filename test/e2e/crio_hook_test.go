@@ -1,7 +1,6 @@
 package e2e_test
 
 import (
-	"slices"
 	"testing"
 	"time"
 
@@ -48,13 +47,7 @@ func TestHookCRIO(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		in := e.groupTasks(group)
-		placed := 0
-		for _, tid := range tids {
-			if slices.Contains(in, tid) {
-				placed++
-			}
-		}
+		placed := e.placedOf(group, tids)
 		t.Logf("%s: placed %d of %d", name, placed, len(tids))
 		// The forker makes 4 children and a grandchild and locks 4 threads: at least 12 tasks.
 		if placed != len(tids) || len(tids) < 12 {

@@ -1,7 +1,6 @@
 package e2e_test
 
 import (
-	"slices"
 	"testing"
 	"time"
 
@@ -42,13 +41,7 @@ func TestHookCRIOWithoutKubeletLabels(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		in := e.groupTasks(group)
-		placed := 0
-		for _, tid := range tids {
-			if slices.Contains(in, tid) {
-				placed++
-			}
-		}
+		placed := e.placedOf(group, tids)
 		t.Logf("%s: placed %d of %d", name, placed, len(tids))
 		if placed != len(tids) || len(tids) < 12 {
 			t.Errorf("%s: %d of %d tasks in %s\nthe hook said:\n%s", name, placed, len(tids), group, e.log())

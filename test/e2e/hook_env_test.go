@@ -247,3 +247,15 @@ func (e *hookEnv) logFor(id string) string {
 	}
 	return strings.Join(out, "\n")
 }
+
+// placedOf counts how many of tids are in group.
+func (e *hookEnv) placedOf(group string, tids []int) int {
+	in := e.groupTasks(group)
+	n := 0
+	for _, tid := range tids {
+		if slices.Contains(in, tid) {
+			n++
+		}
+	}
+	return n
+}

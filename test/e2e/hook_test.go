@@ -125,13 +125,7 @@ func TestHookPodmanPod(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				in := e.groupTasks(group)
-				placed := 0
-				for _, tid := range tids {
-					if slices.Contains(in, tid) {
-						placed++
-					}
-				}
+				placed := e.placedOf(group, tids)
 				t.Logf("%s: member %.12s: placed %d of %d tasks in %s", rt, id, placed, len(tids), group)
 				if placed != len(tids) || len(tids) < 12 {
 					t.Errorf("member %.12s: placed %d of %d tasks in the pod's group\n%s", id, placed, len(tids), e.log())

@@ -59,13 +59,7 @@ func TestNRIContainerd(t *testing.T) {
 			t.Fatal(err)
 		}
 		_ = e.groupTasks("") // the simulator takes in its queued fork events
-		in := e.groupTasks(group)
-		placed := 0
-		for _, tid := range tids {
-			if slices.Contains(in, tid) {
-				placed++
-			}
-		}
+		placed := e.placedOf(group, tids)
 		t.Logf("%s: placed %d of %d", name, placed, len(tids))
 		// The forker makes 4 children and a grandchild and locks 4 threads: at least 12 tasks.
 		if placed != len(tids) || len(tids) < 12 {
@@ -252,13 +246,7 @@ func TestNRIContainerdRestart(t *testing.T) {
 			t.Fatal(err)
 		}
 		_ = e.groupTasks("")
-		in := e.groupTasks("mon_groups/" + uid)
-		placed := 0
-		for _, tid := range tids {
-			if slices.Contains(in, tid) {
-				placed++
-			}
-		}
+		placed := e.placedOf("mon_groups/"+uid, tids)
 		t.Logf("%s: placed %d of %d", uid, placed, len(tids))
 		if placed != len(tids) {
 			t.Errorf("%s: %d of %d tasks in its group\n%s", uid, placed, len(tids), e.log())

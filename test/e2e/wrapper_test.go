@@ -9,7 +9,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
-	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -46,18 +45,6 @@ func (e *hookEnv) plainBundle(ann map[string]string, args ...string) *e2e.Bundle
 		args = []string{"forker"}
 	}
 	return e2e.NewBundle(e.t, e.rootfs, e2e.BundleOptions{Args: args, Annotations: ann})
-}
-
-// placedOf counts how many of tids are in group.
-func (e *hookEnv) placedOf(group string, tids []int) int {
-	in := e.groupTasks(group)
-	n := 0
-	for _, tid := range tids {
-		if slices.Contains(in, tid) {
-			n++
-		}
-	}
-	return n
 }
 
 // execForker execs the forker in container id through r and waits until all its children

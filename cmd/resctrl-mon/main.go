@@ -93,6 +93,7 @@ func reconcile(c *cli.Context) error {
 		return err
 	}
 	defer done()
+	m.CountAs(lifecycle.SourceReconcile)
 	live, lerr := runtimes.Live(cfg.RuntimeRoots)
 	acts, err := m.Reconcile(live, c.Bool("dry-run"))
 	if !c.Bool("dry-run") {

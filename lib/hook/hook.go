@@ -99,7 +99,7 @@ func Run(stage string, stdin io.Reader, stderr io.Writer, cfg config.Config, cfg
 	}
 	out, err := r.out, r.err
 	attrs := []any{"stage", stage, "container", out.Container, "pod", out.Pod, "group", out.Group,
-		"outcome", outcome(out, err), "threads", out.Threads, "duration", time.Since(start).Round(time.Microsecond)}
+		"outcome", lifecycle.ActionOf(out, err), "threads", out.Threads, "duration", time.Since(start).Round(time.Microsecond)}
 	if out.Detail != "" {
 		attrs = append(attrs, "detail", out.Detail)
 	}
@@ -123,6 +123,7 @@ func handle(stage string, st specs.State, cfg config.Config, log *slog.Logger, l
 	if err != nil {
 		return lifecycle.Outcome{Container: st.ID}, err
 	}
+	m.CountAs(lifecycle.SourceHook)
 	if stage == CreateRuntime {
 		return create(m, st, late)
 	}
@@ -173,16 +174,4 @@ func create(m *lifecycle.Manager, st specs.State, late *atomic.Value) (lifecycle
 		late.Store(func() error { return m.MarkLate(group, st.ID, markLateWait) })
 	}
 	return m.Place(p)
-}
-
-func outcome(out lifecycle.Outcome, err error) lifecycle.Action {
-	switch {
-	case err == nil:
-		return out.Action
-	case out.Action == lifecycle.Pending:
-		return lifecycle.Pending
-	case errors.Is(err, lifecycle.ErrSpoofed):
-		return lifecycle.Refused
-	}
-	return lifecycle.Failed
 }

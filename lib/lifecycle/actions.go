@@ -1,5 +1,7 @@
 package lifecycle
 
+import "errors"
+
 // Action is what a call did to a container, a pod or a group: the hook's log "outcome",
 // reconcile's actions, a metric label. One list, in Actions.
 type Action string
@@ -25,6 +27,35 @@ const (
 // Actions lists every Action, in the order the README documents them.
 var Actions = []Action{Created, Joined, Skipped, Pending, Refused, Failed, Left, Idle, Removed, Kept,
 	Completed, Recreated, Adopted, Moved, Busy}
+
+// ActionOf is what a call did, including when it returned an error: a refusal (an identity
+// that does not add up, a foreign group, a class conflict), a pod left pending for want of an
+// RMID, or a failure. Every front end logs and counts this one value.
+func ActionOf(out Outcome, err error) Action {
+	switch {
+	case err == nil:
+		return out.Action
+	case out.Action == Pending:
+		return Pending
+	case errors.Is(err, ErrSpoofed), errors.Is(err, ErrForeign), errors.Is(err, ErrClassMismatch):
+		return Refused
+	}
+	return Failed
+}
+
+// Source is the front end a Manager works for; what it does is counted under it (the
+// exporter's resctrl_mon_outcomes_total{source,action}).
+type Source string
+
+const (
+	SourceHook      Source = "hook"      // the OCI createRuntime/poststop hook
+	SourceAdapter   Source = "adapter"   // the NRI adapter
+	SourceReconcile Source = "reconcile" // the reconcile command
+	SourceOther     Source = "other"     // a Manager no front end named
+)
+
+// Sources lists every Source.
+var Sources = []Source{SourceHook, SourceAdapter, SourceReconcile, SourceOther}
 
 // FailureReason is why a failure was recorded in the state dir (status counts them).
 type FailureReason string

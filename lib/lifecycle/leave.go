@@ -25,10 +25,11 @@ type Departure struct {
 func (m *Manager) Leave(d Departure) (out Outcome, err error) {
 	out = Outcome{Container: d.ContainerID, Action: Skipped}
 	if d.Pod.Sandbox {
-		out, err = m.EndPod(PodEnd{PodUID: d.Pod.PodUID, SandboxID: d.Pod.SandboxID})
+		out, err = m.EndPod(PodEnd{PodUID: d.Pod.PodUID, SandboxID: d.Pod.SandboxID}) // EndPod counts it
 		out.Container = d.ContainerID
 		return out, err
 	}
+	defer func() { m.count(ActionOf(out, err)) }()
 	name, err := m.store.ContainerGroup(d.ContainerID)
 	if err != nil {
 		return out, err
@@ -83,6 +84,7 @@ type PodEnd struct {
 // to another live sandbox of the same pod UID (kubelet re-created the sandbox before it
 // removed the old one) stays.
 func (m *Manager) EndPod(e PodEnd) (out Outcome, err error) {
+	defer func() { m.count(ActionOf(out, err)) }()
 	name := e.Group
 	if name == "" {
 		name = e.PodUID

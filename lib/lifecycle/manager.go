@@ -52,6 +52,8 @@ type Manager struct {
 	rs    resctrlfs.Groups
 	log   *slog.Logger
 	now   func() time.Time
+	// source is the front end whose outcomes this manager counts.
+	source Source
 }
 
 // New checks the resctrl root and opens the state directory.
@@ -69,7 +71,21 @@ func NewWith(cfg config.Config, log *slog.Logger, rs resctrlfs.Groups) (*Manager
 	if err != nil {
 		return nil, err
 	}
-	return &Manager{cfg: cfg, store: store, rs: rs, log: log, now: time.Now}, nil
+	return &Manager{cfg: cfg, store: store, rs: rs, log: log, now: time.Now, source: SourceOther}, nil
+}
+
+// CountAs names the front end whose outcomes this manager counts.
+func (m *Manager) CountAs(s Source) { m.source = s }
+
+// count adds one to what this front end did, in the state dir where the exporter reads it.
+// Counting never fails a call: a count that cannot be written is logged.
+func (m *Manager) count(a Action) {
+	if a == "" {
+		return
+	}
+	if err := m.store.Count(string(m.source) + "." + string(a)); err != nil {
+		m.log.Warn("counting an outcome", "err", err)
+	}
 }
 
 // SetClock replaces the clock (tests, and front ends that share one).
@@ -149,5 +165,6 @@ func (m *Manager) recordFailure(reason FailureReason, subject, pod string, err e
 // did not add up) and returns the error to report, wrapping ErrSpoofed.
 func (m *Manager) Refuse(containerID string, err error) error {
 	m.recordFailure(FailIdentity, containerID, "", err)
+	m.count(Refused)
 	return fmt.Errorf("%w: %w", ErrSpoofed, err)
 }

@@ -50,6 +50,7 @@ type Placement struct {
 // gives it no StartContainer, so the rule is the same everywhere, and its idle pause
 // costs nobody anything.
 func (m *Manager) Place(p Placement) (out Outcome, err error) {
+	defer func() { m.count(ActionOf(out, err)) }()
 	out = Outcome{Container: p.ContainerID, Pod: p.Pod.PodUID}
 	if p.Pid <= 0 {
 		return out, fmt.Errorf("%w: no init pid (%d)", ErrBadInput, p.Pid)

@@ -101,6 +101,9 @@ func (m *Manager) Reconcile(live []container.Container, dryRun bool) ([]Step, er
 	}
 	if !dryRun {
 		errs = append(errs, m.unbindDead(live))
+		for _, a := range acts {
+			m.count(a.Action)
+		}
 	}
 	return acts, errors.Join(errs...)
 }

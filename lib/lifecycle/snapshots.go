@@ -36,6 +36,10 @@ func (m *Manager) writeSnapshot(rec state.Record, kind snapshot.Kind) {
 	}
 	if _, err := snapshot.Write(m.cfg.SnapshotDir, s); err != nil {
 		m.recordFailure(FailSnapshot, rec.Path, podOf(rec), err)
+		return
+	}
+	if err := m.store.Count("snapshot." + string(kind)); err != nil {
+		m.log.Warn("counting a snapshot", "err", err)
 	}
 }
 

@@ -31,7 +31,9 @@ func (m *Manager) Sweep() (removed []string, err error) {
 		uerr := m.store.Update(r.Group, sweepLockWait, func(tx *state.Tx) error {
 			// Re-read under the lock: a container may have joined since the listing.
 			if tx.Owned && m.expired(tx.Rec) {
-				if action, _ := m.remove(tx); action == Removed {
+				action, _ := m.remove(tx)
+				m.count(action)
+				if action == Removed {
 					removed = append(removed, r.Path)
 				}
 			}

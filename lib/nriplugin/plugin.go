@@ -112,6 +112,7 @@ func (p *Plugin) apply(cfg config.Config) (retErr error) {
 	if err != nil {
 		return err
 	}
+	m.CountAs(lifecycle.SourceAdapter)
 	p.mu.Lock()
 	old := p.logClose
 	p.cfg, p.sel, p.m, p.startErr, p.log, p.logClose = cfg, sel, m, nil, log, closer
@@ -242,7 +243,7 @@ func (p *Plugin) place(event string, pod *api.PodSandbox, ctr *api.Container, la
 				"and the next Synchronize or reconcile completes the pod", ErrBudget, d)
 		}
 	}
-	attrs := []any{"group", out.Group, "outcome", out.Action, "threads", out.Threads, "duration", time.Since(start).Round(time.Microsecond)}
+	attrs := []any{"group", out.Group, "outcome", lifecycle.ActionOf(out, err), "threads", out.Threads, "duration", time.Since(start).Round(time.Microsecond)}
 	if out.Detail != "" {
 		attrs = append(attrs, "detail", out.Detail)
 	}
@@ -286,7 +287,7 @@ func (p *Plugin) leave(event string, pod *api.PodSandbox, ctr *api.Container) {
 	if !done {
 		err = fmt.Errorf("%w: the departure goes on in the background", ErrBudget)
 	}
-	p.requestLog(event, pod, ctr).Info("left", "group", out.Group, "outcome", out.Action, "detail", out.Detail,
+	p.requestLog(event, pod, ctr).Info("left", "group", out.Group, "outcome", lifecycle.ActionOf(out, err), "detail", out.Detail,
 		"duration", time.Since(start).Round(time.Microsecond), "err", err)
 }
 
@@ -307,7 +308,7 @@ func (p *Plugin) RemovePodSandbox(_ context.Context, pod *api.PodSandbox) error 
 	if !done {
 		err = fmt.Errorf("%w: the pod's end goes on in the background", ErrBudget)
 	}
-	p.requestLog("RemovePodSandbox", pod, nil).Info("pod ended", "group", out.Group, "outcome", out.Action, "detail", out.Detail,
+	p.requestLog("RemovePodSandbox", pod, nil).Info("pod ended", "group", out.Group, "outcome", lifecycle.ActionOf(out, err), "detail", out.Detail,
 		"duration", time.Since(start).Round(time.Microsecond), "err", err)
 	return nil
 }

@@ -77,7 +77,7 @@ func Open(dir string) (*Store, error) {
 	if err := makePrivateDir(dir); err != nil {
 		return nil, err
 	}
-	for _, d := range []string{groupsDir, containersDir, locksDir} {
+	for _, d := range []string{groupsDir, containersDir, locksDir, countsDir} {
 		if err := makePrivateDir(filepath.Join(dir, d)); err != nil {
 			return nil, err
 		}

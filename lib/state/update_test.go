@@ -96,15 +96,17 @@ func TestOpenRefusesSymlinks(t *testing.T) {
 	if _, err := OpenReadOnly(link); err == nil {
 		t.Errorf("read-only open followed a symlink")
 	}
-	real := filepath.Join(base, "real")
-	if err := os.Mkdir(real, 0o700); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.Symlink(target, filepath.Join(real, groupsDir)); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := Open(real); err == nil {
-		t.Errorf("a symlinked groups dir was accepted")
+	for _, sub := range []string{groupsDir, countsDir} {
+		real := filepath.Join(base, "real-"+sub)
+		if err := os.Mkdir(real, 0o700); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Symlink(target, filepath.Join(real, sub)); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := Open(real); err == nil {
+			t.Errorf("a symlinked %s dir was accepted", sub)
+		}
 	}
 	if es, _ := os.ReadDir(target); len(es) != 0 {
 		t.Errorf("written through the link: %v", es)

@@ -1,0 +1,73 @@
+package lifecycle
+
+import (
+	"errors"
+	"maps"
+	"os"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/resctrl-mon/resctrl-mon/lib/config"
+)
+
+// Every outcome a front end gets is counted once under its source, refusals and failures
+// included, so the exporter can serve them; snapshots are counted by kind.
+func TestOutcomesAreCountedBySource(t *testing.T) {
+	t.Parallel()
+	e, fake := newFakeEnv(t, 1, func(c *config.Config) {
+		c.Retention = config.Duration(time.Minute)
+		c.SnapshotDir = t.TempDir()
+	})
+	fake.keep = false // the containers' processes are this test's own
+	e.m.CountAs(SourceHook)
+	pid, b1 := os.Getpid(), e.proc()
+	steps := []struct {
+		do   func() (Outcome, error)
+		want Action
+	}{
+		{func() (Outcome, error) { return e.create("c1", pid, crio(podA, sbA)) }, Created},
+		{func() (Outcome, error) { return e.create("c2", pid, crio(podA, sbA)) }, Joined},
+		{func() (Outcome, error) { return e.create("c3", pid, crio(podA, sbB)) }, Refused},        // another live sandbox
+		{func() (Outcome, error) { return e.place("c4", pid, crio(podA, sbA), "gold") }, Refused}, // another class
+		{func() (Outcome, error) { return e.create("b1", b1, fakeCrio(podB)) }, Pending},          // the one RMID is podA's
+		{func() (Outcome, error) { return e.create("c5", -1, crio(podA, sbA)) }, Failed},          // bad input
+		{func() (Outcome, error) { return Outcome{}, e.m.Refuse("c6", errors.New("no pod uid")) }, Refused},
+		{func() (Outcome, error) { return e.stop("c1", crio(podA, sbA)), nil }, Left},
+		{func() (Outcome, error) { return e.stop("c2", crio(podA, sbA)), nil }, Idle},
+		{func() (Outcome, error) { return e.m.EndPod(PodEnd{PodUID: podA}) }, Removed},
+	}
+	want := map[string]uint64{}
+	for i, s := range steps {
+		out, err := s.do()
+		if got := ActionOf(out, err); got != s.want {
+			t.Fatalf("step %d: %s (%+v, %v), want %s", i, got, out, err, s.want)
+		}
+		want["hook."+string(s.want)]++
+	}
+	want["snapshot.begin"], want["snapshot.end"] = 1, 1
+	got, err := e.m.Store().Counts()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !maps.Equal(got, want) {
+		t.Errorf("counts\n got %v\nwant %v", got, want)
+	}
+
+	// Reconcile counts its steps under its own source, and a dry run counts nothing: the
+	// pending pod's container died without a departure, so its pod goes idle.
+	_ = syscall.Kill(b1, syscall.SIGKILL)
+	waitGone(t, b1)
+	e.m.CountAs(SourceReconcile)
+	if _, err := e.m.Reconcile(nil, true); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := e.m.Reconcile(nil, false); err != nil {
+		t.Fatal(err)
+	}
+	got, _ = e.m.Store().Counts()
+	want["reconcile.idle"] = 1
+	if !maps.Equal(got, want) {
+		t.Errorf("after reconcile\n got %v\nwant %v", got, want)
+	}
+}

@@ -20,6 +20,7 @@ type Source interface {
 	Pods(inventory.Options) ([]inventory.Pod, error)
 	RMIDs() (inventory.RMIDs, error)
 	Failures(since time.Time) ([]state.Failure, error)
+	Counts() (map[string]uint64, error)
 }
 
 var _ Source = (*inventory.Inventory)(nil)
@@ -46,6 +47,7 @@ type Collector struct {
 	counters                                                                               map[string]counterMetric
 	other                                                                                  *prometheus.Desc
 	podInfo, groups, rmidsUsed, rmidsTotal, snapshots, psiAvailable, duration, inventoryUp *prometheus.Desc
+	outcomes, snapshotsWritten                                                             *prometheus.Desc
 
 	resets, readErrors, failures, sourceErrors *prometheus.CounterVec
 
@@ -78,6 +80,10 @@ func New(src Source, o Options) (*Collector, error) {
 	c.rmidsUsed = prometheus.NewDesc(Prefix+"rmids_used", "RMIDs held by every group in resctrl, ours or not (the kernel does not show those in limbo).", nil, nil)
 	c.rmidsTotal = prometheus.NewDesc(Prefix+"num_rmids", "num_rmids: how many groups resctrl can have (the smaller one when PERF_PKG has its own).", nil, nil)
 	c.snapshots = prometheus.NewDesc(Prefix+"snapshots", "Snapshot files present in the snapshot directory, by kind.", []string{"kind"}, nil)
+	c.outcomes = prometheus.NewDesc(Prefix+"outcomes_total",
+		"What the front ends did, by front end (hook, adapter, reconcile) and action (lifecycle.Actions), since the state dir was made (boot, on tmpfs).",
+		[]string{"source", "action"}, nil)
+	c.snapshotsWritten = prometheus.NewDesc(Prefix+"snapshots_written_total", "Snapshots written, by kind, since the state dir was made.", []string{"kind"}, nil)
 	c.psiAvailable = prometheus.NewDesc(Prefix+"pressure_available", "1 if the kernel keeps pressure stall information (PSI), else 0.", nil, nil)
 	c.inventoryUp = prometheus.NewDesc(Prefix+"inventory_up", "1 if the registry of groups could be read in this scrape (groups and pods are exported), else 0.", nil, nil)
 	c.duration = prometheus.NewDesc(Prefix+"scrape_duration_seconds", "How long collecting these metrics took.", nil, nil)
@@ -122,7 +128,8 @@ func (c *Collector) Describe(ch chan<- *prometheus.Desc) {
 	for _, m := range c.counters {
 		ch <- m.desc
 	}
-	for _, d := range []*prometheus.Desc{c.other, c.podInfo, c.groups, c.rmidsUsed, c.rmidsTotal, c.snapshots, c.psiAvailable, c.duration, c.inventoryUp} {
+	for _, d := range []*prometheus.Desc{c.other, c.podInfo, c.groups, c.rmidsUsed, c.rmidsTotal, c.snapshots, c.psiAvailable, c.duration, c.inventoryUp,
+		c.outcomes, c.snapshotsWritten} {
 		ch <- d
 	}
 	for _, v := range []*prometheus.CounterVec{c.resets, c.readErrors, c.failures, c.sourceErrors} {
@@ -189,12 +196,13 @@ const (
 	SourceRegistry  = "registry"  // the state dir's group records
 	SourceRMIDs     = "rmids"     // info/*/num_rmids and the group directories
 	SourceFailures  = "failures"  // the state dir's failures log
+	SourceCounts    = "counts"    // the state dir's outcome and snapshot counts
 	SourceSnapshots = "snapshots" // the snapshot directory
 	SourceCgroup    = "cgroup"    // the cgroup2 mount, for pressure
 	SourceLabels    = "labels"    // a label value that is not UTF-8
 )
 
-var sources = []string{SourceRegistry, SourceRMIDs, SourceFailures, SourceSnapshots, SourceCgroup, SourceLabels}
+var sources = []string{SourceRegistry, SourceRMIDs, SourceFailures, SourceCounts, SourceSnapshots, SourceCgroup, SourceLabels}
 
 func (c *Collector) sourceError(source string, err error) {
 	c.sourceErrors.WithLabelValues(source).Inc()

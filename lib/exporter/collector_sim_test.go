@@ -38,6 +38,8 @@ func TestCollectOnSim(t *testing.T) {
 		"resctrl_mon_rmids_used":                         dto.MetricType_GAUGE,
 		"resctrl_mon_num_rmids":                          dto.MetricType_GAUGE,
 		"resctrl_mon_snapshots":                          dto.MetricType_GAUGE,
+		"resctrl_mon_snapshots_written_total":            dto.MetricType_COUNTER,
+		"resctrl_mon_outcomes_total":                     dto.MetricType_COUNTER,
 		"resctrl_mon_scrape_duration_seconds":            dto.MetricType_GAUGE,
 		"resctrl_mon_pressure_available":                 dto.MetricType_GAUGE,
 		"resctrl_mon_counter_resets_total":               dto.MetricType_COUNTER,
@@ -88,6 +90,16 @@ func TestCollectOnSim(t *testing.T) {
 	}
 	if n := one(t, fams, "resctrl_mon_snapshots", "kind=begin"); n != 2 {
 		t.Errorf("begin snapshots %v, want 2", n)
+	}
+	// The manager counts as a front end no one named; each pod was made once.
+	if n := one(t, fams, "resctrl_mon_outcomes_total", "source=other", "action=created"); n != 2 {
+		t.Errorf("created outcomes %v, want 2", n)
+	}
+	if n := one(t, fams, "resctrl_mon_outcomes_total", "source=hook", "action=created"); n != 0 {
+		t.Errorf("hook's created outcomes %v, want 0", n)
+	}
+	if n := one(t, fams, "resctrl_mon_snapshots_written_total", "kind=begin"); n != 2 {
+		t.Errorf("begin snapshots written %v, want 2", n)
 	}
 	if one(t, fams, "resctrl_mon_pressure_available") != 1 {
 		t.Errorf("pressure not available on a host with /proc/pressure")

@@ -16,9 +16,12 @@ import (
 
 // fake is a Source whose pods the test sets before each scrape.
 type fake struct {
-	pods  []inventory.Pod
-	fails []state.Failure
+	pods   []inventory.Pod
+	fails  []state.Failure
+	counts map[string]uint64
 }
+
+func (f *fake) Counts() (map[string]uint64, error) { return f.counts, nil }
 
 func (f *fake) Pods(inventory.Options) ([]inventory.Pod, error) { return f.pods, nil }
 func (f *fake) RMIDs() (inventory.RMIDs, error)                 { return inventory.RMIDs{Used: 2, Total: 8}, nil }

@@ -86,6 +86,7 @@ func (c *Collector) collectHealth(ch chan<- prometheus.Metric) {
 		}
 		c.failures.WithLabelValues(reason).Inc()
 	}
+	c.collectCounts(ch)
 	if c.opts.SnapshotDir != "" {
 		names, err := snapshot.List(c.opts.SnapshotDir)
 		if err != nil {
@@ -105,4 +106,25 @@ func (c *Collector) collectHealth(ch chan<- prometheus.Metric) {
 		avail = 1
 	}
 	c.emit(ch, c.psiAvailable, prometheus.GaugeValue, avail)
+}
+
+// collectCounts exports what the front ends counted in the state dir. Every source and
+// action is exported from the start (rate() needs a series before its first increase); a
+// name this version does not know (a newer writer) is left out.
+func (c *Collector) collectCounts(ch chan<- prometheus.Metric) {
+	counts, err := c.src.Counts()
+	if err != nil {
+		c.sourceError(SourceCounts, err)
+		if counts == nil {
+			return
+		}
+	}
+	for _, s := range lifecycle.Sources {
+		for _, a := range lifecycle.Actions {
+			c.emit(ch, c.outcomes, prometheus.CounterValue, float64(counts[lifecycle.OutcomeCount(s, a)]), string(s), string(a))
+		}
+	}
+	for _, k := range []snapshot.Kind{snapshot.Begin, snapshot.End} {
+		c.emit(ch, c.snapshotsWritten, prometheus.CounterValue, float64(counts[lifecycle.SnapshotCount(k)]), string(k))
+	}
 }

@@ -64,3 +64,12 @@ func (l *Lazy) Failures(since time.Time) ([]state.Failure, error) {
 	}
 	return inv.Failures(since)
 }
+
+// Counts implements Source.
+func (l *Lazy) Counts() (map[string]uint64, error) {
+	inv, err := l.Open()
+	if err != nil {
+		return nil, err
+	}
+	return inv.Counts()
+}

@@ -12,3 +12,9 @@ import (
 func (inv *Inventory) Failures(since time.Time) ([]state.Failure, error) {
 	return inv.store.Failures(since)
 }
+
+// Counts returns what the front ends counted in the state dir: outcomes by front end and
+// action ("hook.created"), snapshots written by kind ("snapshot.end").
+func (inv *Inventory) Counts() (map[string]uint64, error) {
+	return inv.store.Counts()
+}

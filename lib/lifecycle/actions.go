@@ -1,6 +1,10 @@
 package lifecycle
 
-import "errors"
+import (
+	"errors"
+
+	"github.com/resctrl-mon/resctrl-mon/lib/snapshot"
+)
 
 // Action is what a call did to a container, a pod or a group: the hook's log "outcome",
 // reconcile's actions, a metric label. One list, in Actions.
@@ -56,6 +60,12 @@ const (
 
 // Sources lists every Source.
 var Sources = []Source{SourceHook, SourceAdapter, SourceReconcile, SourceOther}
+
+// OutcomeCount names the state dir's count of an action by a source.
+func OutcomeCount(s Source, a Action) string { return string(s) + "." + string(a) }
+
+// SnapshotCount names the state dir's count of snapshots written of a kind.
+func SnapshotCount(k snapshot.Kind) string { return "snapshot." + string(k) }
 
 // FailureReason is why a failure was recorded in the state dir (status counts them).
 type FailureReason string

@@ -83,7 +83,7 @@ func (m *Manager) count(a Action) {
 	if a == "" {
 		return
 	}
-	if err := m.store.Count(string(m.source) + "." + string(a)); err != nil {
+	if err := m.store.Count(OutcomeCount(m.source, a)); err != nil {
 		m.log.Warn("counting an outcome", "err", err)
 	}
 }

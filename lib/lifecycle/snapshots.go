@@ -38,7 +38,7 @@ func (m *Manager) writeSnapshot(rec state.Record, kind snapshot.Kind) {
 		m.recordFailure(FailSnapshot, rec.Path, podOf(rec), err)
 		return
 	}
-	if err := m.store.Count("snapshot." + string(kind)); err != nil {
+	if err := m.store.Count(SnapshotCount(kind)); err != nil {
 		m.log.Warn("counting a snapshot", "err", err)
 	}
 }

@@ -19,6 +19,7 @@ import (
 	"golang.org/x/crypto/bcrypt"
 
 	"github.com/resctrl-mon/resctrl-mon/lib/inventory"
+	"github.com/resctrl-mon/resctrl-mon/lib/lifecycle"
 	"github.com/resctrl-mon/resctrl-mon/test/e2e"
 	"github.com/resctrl-mon/resctrl-mon/test/resctrlsim"
 )
@@ -355,6 +356,8 @@ func checkFamilies(t *testing.T, p *e2e.Prometheus) {
 		{"resctrl_mon_num_rmids", "gauge", 1, nil, nil},
 		{"resctrl_mon_snapshots", "gauge", 2, []string{"kind"}, nil},
 		{"resctrl_mon_failures_total", "counter", 0, []string{"reason"}, nil},
+		{"resctrl_mon_outcomes_total", "counter", len(lifecycle.Sources) * len(lifecycle.Actions), []string{"source", "action"}, nil},
+		{"resctrl_mon_snapshots_written_total", "counter", 2, []string{"kind"}, nil},
 		{"resctrl_mon_counter_resets_total", "counter", 2, []string{"cause"}, nil},
 		{"resctrl_mon_counter_read_errors_total", "counter", 0, []string{"reason"}, nil},
 		{"resctrl_mon_source_errors_total", "counter", 0, []string{"source"}, nil},
@@ -384,6 +387,13 @@ func checkFamilies(t *testing.T, p *e2e.Prometheus) {
 			}
 		}
 	}
+	// The hooks' own outcomes: each pod's group was made once, by the createRuntime hook.
+	waitQuery(t, p, `resctrl_mon_outcomes_total{source="hook",action="created"}`, 10*time.Second, func(s []e2e.Sample) error {
+		if len(s) != 1 || s[0].Value < 2 {
+			return fmt.Errorf("%v, want one series of at least 2 (two pods)", s)
+		}
+		return nil
+	})
 	if v := waitQuery(t, p, "resctrl_mon_pressure_available", 5*time.Second, count(1))[0].Value; v == 1 {
 		for _, uid := range []string{uidA, uidB} {
 			res := waitQuery(t, p, `resctrl_mon_pressure_cpu_waiting_seconds_total{pod_uid="`+uid+`"}`, 10*time.Second, count(1))

@@ -15,6 +15,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net"
 	"os"
 	"os/signal"
 	"path/filepath"
@@ -25,6 +26,7 @@ import (
 	"github.com/containerd/nri/pkg/api"
 
 	"github.com/resctrl-mon/resctrl-mon/lib/config"
+	"github.com/resctrl-mon/resctrl-mon/lib/exporter"
 	"github.com/resctrl-mon/resctrl-mon/lib/logging"
 	"github.com/resctrl-mon/resctrl-mon/lib/nriplugin"
 )
@@ -40,6 +42,9 @@ type invocation struct {
 	configPath string
 	set        map[string]string // config keys given as flags
 	opts       nriplugin.Options
+	// export: the node's exporter in this process when a listen address is given, so a
+	// containerd node runs one process of ours, not two.
+	export exporter.NodeOptions
 }
 
 func run(ctx context.Context, args []string, stderr io.Writer) int {
@@ -72,12 +77,49 @@ func run(ctx context.Context, args []string, stderr io.Writer) int {
 		p = nriplugin.Unconfigured(log, err)
 	}
 	p.SetLogOpener(openLog)
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	var exported <-chan struct{}
+	if inv.export.Listen != "" {
+		// Bound before the runtime is contacted: a bad address or web config refuses to
+		// start. It reads the adapter's own configuration's resctrl root and state dir.
+		if err != nil {
+			fmt.Fprintf(stderr, "resctrl-mon-nri: not started: --listen needs a usable configuration of its own: %v\n", err)
+			return 2
+		}
+		inv.export.Log = log
+		inv.export.Ready = func(a net.Addr) { log.Info("serving /metrics and /healthz", "address", a.String()) }
+		n, nerr := exporter.NewNode(cfg, inv.export)
+		if nerr != nil {
+			fmt.Fprintf(stderr, "resctrl-mon-nri: not started: %v\n", nerr)
+			return 2
+		}
+		exported = serveMetrics(ctx, n, log)
+	}
+	code := 0
 	if err := p.Run(ctx, inv.opts); err != nil {
 		log.Error("stopped", "err", err)
 		fmt.Fprintf(stderr, "resctrl-mon-nri: %v\n", err)
-		return 1
+		code = 1
 	}
-	return 0
+	if exported != nil {
+		cancel() // the plugin ended: so does its exporter
+		<-exported
+	}
+	return code
+}
+
+// serveMetrics runs the exporter beside the plugin. Its failure is logged and leaves the
+// plugin running: placing containers matters more than exporting them.
+func serveMetrics(ctx context.Context, n *exporter.Node, log *slog.Logger) <-chan struct{} {
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		if err := n.Serve(ctx); err != nil {
+			log.Error("exporter stopped; the plugin goes on", "err", err)
+		}
+	}()
+	return done
 }
 
 func openLog(cfg config.Config) (*slog.Logger, io.Closer, error) {
@@ -95,6 +137,9 @@ func parseArgs(args []string, stderr io.Writer) (invocation, error) {
 	fs.StringVar(&inv.opts.Index, "nri-idx", "", "plugin index (two digits) to register with (default "+nriplugin.DefaultIndex+"; a pre-registered plugin gets it from its file name)")
 	fs.StringVar(&inv.opts.Socket, "nri-socket", "", "the runtime's NRI socket (default NRI's, /var/run/nri/nri.sock)")
 	fs.DurationVar(&inv.opts.SweepEvery, "sweep-every", nriplugin.DefaultSweepEvery, "how often idle groups past the retention window are removed")
+	fs.StringVar(&inv.export.Listen, "listen", "", "also serve the node's metrics (as `resctrl-mon serve`) on this host:port; none: no exporter")
+	fs.StringVar(&inv.export.WebConfigFile, "web.config.file", "", "exporter-toolkit web configuration (TLS, basic auth) for --listen")
+	fs.BoolVar(&inv.export.PressureAverages, "pressure-averages", false, "with --listen, also export the kernel's 10/60/300 s pressure averages")
 	for _, k := range config.Keys() {
 		fs.String(k, "", config.FlagUsage(k))
 	}
@@ -107,6 +152,10 @@ func parseArgs(args []string, stderr io.Writer) (invocation, error) {
 	}
 	if inv.opts.SweepEvery < time.Second {
 		fmt.Fprintf(stderr, "resctrl-mon-nri: --sweep-every %s: want at least 1s\n", inv.opts.SweepEvery)
+		return invocation{}, errors.New("bad usage")
+	}
+	if inv.export.Listen == "" && (inv.export.WebConfigFile != "" || inv.export.PressureAverages) {
+		fmt.Fprintf(stderr, "resctrl-mon-nri: --web.config.file and --pressure-averages need --listen\n")
 		return invocation{}, errors.New("bad usage")
 	}
 	inv.configPath = *cfgPath

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"io"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -10,6 +11,7 @@ import (
 
 	"github.com/resctrl-mon/resctrl-mon/lib/config"
 	"github.com/resctrl-mon/resctrl-mon/lib/nriplugin"
+	"github.com/resctrl-mon/resctrl-mon/test/resctrlsim"
 )
 
 func TestParseArgs(t *testing.T) {
@@ -27,6 +29,11 @@ func TestParseArgs(t *testing.T) {
 			}},
 		{[]string{"--sweep-every", "1m"}, false, func(i invocation) bool { return i.opts.SweepEvery == time.Minute }},
 		{[]string{"--sweep-every", "10ms"}, true, nil},
+		{[]string{"--listen", "127.0.0.1:9432", "--pressure-averages"}, false, func(i invocation) bool {
+			return i.export.Listen == "127.0.0.1:9432" && i.export.PressureAverages && i.export.WebConfigFile == ""
+		}},
+		{[]string{"--web.config.file", "/etc/web.yml"}, true, nil}, // without --listen
+		{[]string{"--pressure-averages"}, true, nil},
 		{[]string{"extra"}, true, nil},
 		{[]string{"--no-such-flag"}, true, nil},
 	} {
@@ -54,6 +61,30 @@ func TestBadConfigExitsTwo(t *testing.T) {
 	}
 }
 
+// The exporter's flags are checked before the runtime is contacted: a bad address or web
+// configuration refuses to start with exit code 2 and says which flag was wrong.
+func TestBadExporterFlagsExitTwo(t *testing.T) {
+	t.Parallel()
+	sim := resctrlsim.MountT(t, resctrlsim.Options{})
+	base := []string{"--log", "stderr", "--resctrlRoot", sim.Dir, "--stateDir", filepath.Join(t.TempDir(), "state"),
+		"--nri-socket", filepath.Join(t.TempDir(), "no-runtime.sock")}
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--listen", "no-port"}, "--listen"},
+		{[]string{"--listen", "127.0.0.1:0", "--web.config.file", "/nonexistent/web.yml"}, "--web.config.file"},
+	} {
+		var stderr strings.Builder
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		code := run(ctx, append(slices.Clone(base), tc.args...), &stderr)
+		cancel()
+		if code != 2 || !strings.Contains(stderr.String(), tc.want) {
+			t.Errorf("%q: exit %d, stderr %q; want 2 naming %s", tc.args, code, stderr.String(), tc.want)
+		}
+	}
+}
+
 func FuzzParseArgs(f *testing.F) {
 	f.Add("--config\x00/etc/x.yaml")
 	f.Add("--retention\x005m\x00--nri-idx\x0010")
@@ -67,6 +98,9 @@ func FuzzParseArgs(f *testing.F) {
 		}
 		if inv.opts.SweepEvery < time.Second {
 			t.Errorf("accepted --sweep-every %s", inv.opts.SweepEvery)
+		}
+		if inv.export.Listen == "" && (inv.export.WebConfigFile != "" || inv.export.PressureAverages) {
+			t.Errorf("accepted exporter flags without --listen: %+v", inv.export)
 		}
 		keys := config.Keys()
 		for k := range inv.set {

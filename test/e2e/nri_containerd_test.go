@@ -5,6 +5,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 	"sync"
@@ -30,7 +31,9 @@ func TestNRIContainerd(t *testing.T) {
 		t.Fatal(err)
 	}
 	ctrd := e2e.StartContainerd(t, e2e.ContainerdOptions{Rootfs: e.rootfs})
-	startAdapter(t, e, ctrd.NRISocket)
+	// One process on the node: the adapter also serves the exporter.
+	startAdapter(t, e, ctrd.NRISocket, "--listen", "127.0.0.1:0")
+	metrics := adapterMetricsURL(t, e)
 	group := "mon_groups/" + uidA
 
 	pod, err := ctrd.RunPod(e2e.PodSpec{Name: "forkers", Namespace: "e2e", UID: uidA, Kubelet: true})
@@ -66,6 +69,13 @@ func TestNRIContainerd(t *testing.T) {
 			t.Errorf("%s: %d of %d tasks in %s\nthe adapter said:\n%s", name, placed, len(tids), group, e.log())
 		}
 	}
+
+	checkAdapterMetrics(t, metrics, map[string]float64{
+		`resctrl_mon_outcomes_total{action="created",source="adapter"}`:                                                            1,
+		`resctrl_mon_outcomes_total{action="joined",source="adapter"}`:                                                             2,
+		`resctrl_mon_pod_info{class="",group="` + group + `",namespace="e2e",pod="forkers",pod_uid="` + uidA + `",state="active"}`: 1,
+		`resctrl_mon_snapshots_written_total{kind="begin"}`:                                                                        1,
+	})
 
 	rmid := e.rmid(group)
 	for i := range 20 {
@@ -131,11 +141,45 @@ func TestNRIContainerd(t *testing.T) {
 	}
 }
 
+// adapterMetricsURL is where the adapter started with --listen 127.0.0.1:0 serves, from the
+// line its log has once it listens.
+func adapterMetricsURL(t *testing.T, e *hookEnv) string {
+	t.Helper()
+	re := regexp.MustCompile(`msg="serving /metrics and /healthz" .*address=(\S+)`)
+	var addr string
+	if err := e2e.Poll(10*time.Second, func() error {
+		m := re.FindStringSubmatch(e.log())
+		if m == nil {
+			return os.ErrNotExist
+		}
+		addr = m[1]
+		return nil
+	}); err != nil {
+		t.Fatalf("the adapter does not say it serves metrics:\n%s", e.log())
+	}
+	return "http://" + addr
+}
+
+// checkAdapterMetrics scrapes the adapter's /metrics once and wants each series' value; its
+// /healthz must be ok.
+func checkAdapterMetrics(t *testing.T, base string, want map[string]float64) {
+	t.Helper()
+	if code, body := httpGet(t, base+"/healthz", "", ""); code != 200 {
+		t.Errorf("the adapter's /healthz: %d %s", code, body)
+	}
+	_, body := httpGet(t, base+"/metrics", "", "")
+	for series, v := range want {
+		if got, ok := sample(body, series); !ok || got != v {
+			t.Errorf("the adapter's /metrics: %s = %v (present %v), want %v", series, got, ok, v)
+		}
+	}
+}
+
 // startAdapter runs the adapter binary against the runtime's NRI socket and waits until it
 // has synchronised (its log says so).
-func startAdapter(t *testing.T, e *hookEnv, socket string) (kill func()) {
+func startAdapter(t *testing.T, e *hookEnv, socket string, args ...string) (kill func()) {
 	t.Helper()
-	cmd := exec.Command(binaries.nri, "--config", e.cfgPath, "--nri-socket", socket)
+	cmd := exec.Command(binaries.nri, append([]string{"--config", e.cfgPath, "--nri-socket", socket}, args...)...)
 	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
 	var stderr strings.Builder
 	cmd.Stderr = &stderr

@@ -1,0 +1,252 @@
+package e2e_test
+
+import (
+	"fmt"
+	"maps"
+	"os"
+	"slices"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/resctrl-mon/resctrl-mon/lib/inventory"
+	"github.com/resctrl-mon/resctrl-mon/lib/snapshot"
+	"github.com/resctrl-mon/resctrl-mon/test/e2e"
+	"github.com/resctrl-mon/resctrl-mon/test/resctrlsim"
+)
+
+// TestCRIORestart restarts CRI-O while a pod runs, gracefully (SIGTERM) and then as a crash
+// (SIGKILL), each time on the same root and state. CRI-O comes back with the containers
+// still running under conmon, and resctrl-mon notices nothing: the pod keeps its group and
+// RMID, every task stays placed, no hook runs at the restart (what CRI-O does then is logged).
+// After the restarts a new container of the pod joins the same group, status shows the pod
+// active with its three containers, and removing a container and then the pod ends the group
+// with its .end snapshot.
+func TestCRIORestart(t *testing.T) {
+	t.Parallel()
+	e, crio := newCRIOHookEnv(t, "retention: 0s\n")
+	group := "mon_groups/" + uidA
+	pod, err := crio.RunPod(e2e.PodSpec{Name: "restarted", Namespace: "e2e", UID: uidA, Kubelet: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ids := runForkers(t, e, crio, pod, "app", "sidecar")
+	pids := containerPIDs(t, crio, ids)
+	checkPlaced(t, e, group, pids)
+	rmid := e.rmid(group)
+
+	for _, sig := range []syscall.Signal{syscall.SIGTERM, syscall.SIGKILL} {
+		hookMark, crioMark := logSize(t, e.logPath), logSize(t, crio.Log)
+		start := time.Now()
+		if err := crio.Restart(sig); err != nil {
+			t.Fatal(err)
+		}
+		t.Logf("CRI-O stopped by %v and up again in %v; what it logged at its start:\n%s", sig,
+			time.Since(start).Round(time.Millisecond), crioStartLog(t, crio.Log, crioMark))
+		// Observed with CRI-O 1.34: it restores its containers from its state and runc's,
+		// and runs no hook for them.
+		if calls := logSince(t, e.logPath, hookMark); calls != "" {
+			t.Errorf("hook calls during CRI-O's restart by %v:\n%s", sig, calls)
+		}
+		if got := containerPIDs(t, crio, ids); !maps.Equal(got, pids) {
+			t.Fatalf("after a restart by %v CRI-O reports the containers' inits %v, want %v still running", sig, got, pids)
+		}
+		if !e.exists(group) || e.rmid(group) != rmid {
+			t.Fatalf("after a restart by %v the group is gone or has another RMID\n%s", sig, e.log())
+		}
+		checkPlaced(t, e, group, pids)
+	}
+
+	late := runForkers(t, e, crio, pod, "late")
+	maps.Copy(ids, late)
+	maps.Copy(pids, containerPIDs(t, crio, late))
+	checkPlaced(t, e, group, pids)
+	if e.rmid(group) != rmid {
+		t.Errorf("a container started after the restarts moved the pod to another RMID")
+	}
+	if n := e.logLines("stage=createRuntime", "container="+late["late"], "group="+group, "outcome=joined"); n != 1 {
+		t.Errorf("the hook log has %d createRuntime lines for late joining %s, want 1:\n%s", n, group, e.log())
+	}
+	p := statusOf(t, e, group)
+	if p.State != inventory.Active || !slices.Equal(containerIDs(p), slices.Sorted(maps.Values(ids))) {
+		t.Errorf("status after the restarts: %s with containers %v, want active with %v", p.State, containerIDs(p), slices.Sorted(maps.Values(ids)))
+	}
+
+	if err := crio.Stop(ids["app"]); err != nil {
+		t.Fatal(err)
+	}
+	if err := crio.Remove(ids["app"]); err != nil {
+		t.Fatal(err)
+	}
+	if n := e.logLines("stage=poststop", "container="+ids["app"], "outcome=left"); n != 1 {
+		t.Errorf("the hook log has %d poststop lines for app leaving the pod, want 1:\n%s", n, e.log())
+	}
+	if !e.exists(group) || e.rmid(group) != rmid {
+		t.Fatalf("after one container's removal the group is gone or has another RMID\n%s", e.log())
+	}
+	if err := crio.StopPod(pod.ID); err != nil {
+		t.Fatal(err)
+	}
+	if err := crio.RemovePod(pod.ID); err != nil {
+		t.Fatal(err)
+	}
+	if e.exists(group) {
+		t.Errorf("the group outlived the pod (retention 0)\n%s", e.log())
+	}
+	if recs := e.records(); len(recs) != 0 {
+		t.Errorf("registry entries left: %+v", recs)
+	}
+	if kinds := snapshotKinds(t, e, uidA); !slices.Equal(kinds, []snapshot.Kind{snapshot.Begin, snapshot.End}) {
+		t.Errorf("snapshots of the pod %v, want one life's .begin and .end", kinds)
+	}
+}
+
+// newCRIOHookEnv is a hook environment with the shipped hooks.d JSON in a CRI-O of its own,
+// whose reconcile reads that CRI-O's runc root; extra is more configuration.
+func newCRIOHookEnv(t *testing.T, extra string) (*hookEnv, *e2e.CRIO) {
+	t.Helper()
+	e := newHookEnv(t, resctrlsim.Options{}, "")
+	hooksDir := t.TempDir()
+	for _, name := range []string{"resctrl-mon-createruntime.json", "resctrl-mon-poststop.json"} {
+		installHookJSON(t, name, hooksDir, e.cfgPath)
+	}
+	crio := e2e.StartCRIO(t, e2e.CRIOOptions{HooksDir: hooksDir, Rootfs: e.rootfs})
+	e.config(fmt.Sprintf("runtimeRoots: [%s]\n%s", crio.RuncRoot, extra))
+	return e, crio
+}
+
+// runForkers runs a forker container of each name in the pod, waits until each is ready
+// and returns their ids by name.
+func runForkers(t *testing.T, e *hookEnv, crio *e2e.CRIO, pod *e2e.Pod, names ...string) map[string]string {
+	t.Helper()
+	ids := map[string]string{}
+	for _, name := range names {
+		id, err := crio.RunContainer(pod, e2e.TestImage, e2e.ContainerSpec{Name: name, Command: []string{"forker"}})
+		if err != nil {
+			t.Fatalf("%v\nthe hook said:\n%s", err, e.log())
+		}
+		ids[name] = id
+	}
+	for _, name := range names {
+		if err := crio.WaitLog(pod, name, "ready", 20*time.Second); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return ids
+}
+
+// containerPIDs asks CRI-O for each container's init.
+func containerPIDs(t *testing.T, crio *e2e.CRIO, ids map[string]string) map[string]int {
+	t.Helper()
+	pids := map[string]int{}
+	for name, id := range ids {
+		pid, err := crio.PID(id)
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		pids[name] = pid
+	}
+	return pids
+}
+
+// checkPlaced checks that every task in the cgroup of each container's init is in group, and
+// says how many.
+func checkPlaced(t *testing.T, e *hookEnv, group string, pids map[string]int) {
+	t.Helper()
+	for _, name := range slices.Sorted(maps.Keys(pids)) {
+		tids, err := e2e.CgroupTasks(pids[name])
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		placed := e.placedOf(group, tids)
+		t.Logf("%s: placed %d of %d", name, placed, len(tids))
+		// The forker makes 4 children and a grandchild and locks 4 threads: at least 12 tasks.
+		if placed != len(tids) || len(tids) < 12 {
+			t.Errorf("%s: %d of %d tasks in %s\nthe hook said:\n%s", name, placed, len(tids), group, e.log())
+		}
+	}
+}
+
+// statusOf is the group's row in `resctrl-mon status --json`.
+func statusOf(t *testing.T, e *hookEnv, group string) inventory.Pod {
+	t.Helper()
+	st := e.status()
+	for _, p := range st.Groups {
+		if p.Path == group {
+			return p
+		}
+	}
+	t.Fatalf("status has no %s: %+v", group, st)
+	return inventory.Pod{}
+}
+
+// containerIDs are the ids of a status row's containers, sorted.
+func containerIDs(p inventory.Pod) []string {
+	var ids []string
+	for _, c := range p.Containers {
+		ids = append(ids, c.ID)
+	}
+	slices.Sort(ids)
+	return ids
+}
+
+// snapshotKinds lists the kinds of a group's snapshot files, in order.
+func snapshotKinds(t *testing.T, e *hookEnv, group string) []snapshot.Kind {
+	t.Helper()
+	var kinds []snapshot.Kind
+	for _, n := range lifeSnapshots(t, e.snapDir, group) {
+		kinds = append(kinds, n.Kind)
+	}
+	return kinds
+}
+
+// logSize is a log file's size: where what is written next begins.
+func logSize(t *testing.T, path string) int64 {
+	t.Helper()
+	fi, err := os.Stat(path)
+	if os.IsNotExist(err) {
+		return 0
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	return fi.Size()
+}
+
+// logSince is what was written to a log file after offset.
+func logSince(t *testing.T, path string, offset int64) string {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if os.IsNotExist(err) {
+		return ""
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b[min(offset, int64(len(b))):])
+}
+
+// crioStartLog is what CRI-O logged after offset about its restart: its warnings and errors,
+// and the lines about restoring, repairing or wiping its state, each cut short.
+func crioStartLog(t *testing.T, path string, offset int64) string {
+	t.Helper()
+	var out []string
+	for line := range strings.Lines(logSince(t, path, offset)) {
+		l := strings.TrimSpace(line)
+		lower := strings.ToLower(l)
+		// Its whole configuration, and that it has no CRIU: at every start.
+		if strings.Contains(l, "Current CRI-O configuration") || strings.Contains(l, "Checkpoint/restore") {
+			continue
+		}
+		if !strings.Contains(l, "level=warning") && !strings.Contains(l, "level=error") && !strings.Contains(lower, "restor") &&
+			!strings.Contains(lower, "unclean") && !strings.Contains(lower, "wip") && !strings.Contains(lower, "repair") {
+			continue
+		}
+		if len(l) > 300 {
+			l = l[:300] + "…"
+		}
+		out = append(out, "  "+l)
+	}
+	return strings.Join(out, "\n")
+}

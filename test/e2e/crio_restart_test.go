@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"maps"
 	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"syscall"
@@ -11,6 +12,7 @@ import (
 	"time"
 
 	"github.com/resctrl-mon/resctrl-mon/lib/inventory"
+	"github.com/resctrl-mon/resctrl-mon/lib/procfs"
 	"github.com/resctrl-mon/resctrl-mon/lib/snapshot"
 	"github.com/resctrl-mon/resctrl-mon/test/e2e"
 	"github.com/resctrl-mon/resctrl-mon/test/resctrlsim"
@@ -249,4 +251,186 @@ func crioStartLog(t *testing.T, path string, offset int64) string {
 		out = append(out, "  "+l)
 	}
 	return strings.Join(out, "\n")
+}
+
+// TestReconcileAfterCRIOKilled: CRI-O is killed (SIGKILL) while two pods run, and one pod's
+// containers die while it is down, so no poststop hook runs for them. The real reconcile,
+// as the systemd unit runs it, finds the dead pod from runc's state under CRI-O's runc root:
+// with a retention window its group is kept (idle, no .end yet), with retention 0 it is
+// removed after its .end snapshot. The live pod's group and every one of its tasks, and a
+// foreign group, are untouched. CRI-O started again then removes the dead pod (rmp) and
+// its poststop hooks, for a group already gone, change nothing.
+func TestReconcileAfterCRIOKilled(t *testing.T) {
+	t.Parallel()
+	e, crio := newCRIOHookEnv(t, "retention: 1h\n")
+	gDead, gLive, foreign := "mon_groups/"+uidA, "mon_groups/"+uidB, "mon_groups/"+uidC
+	dead, err := crio.RunPod(e2e.PodSpec{Name: "dead", Namespace: "e2e", UID: uidA, Kubelet: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	live, err := crio.RunPod(e2e.PodSpec{Name: "live", Namespace: "e2e", UID: uidB, Kubelet: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	deadIDs := runForkers(t, e, crio, dead, "app", "sidecar")
+	liveIDs := runForkers(t, e, crio, live, "app")
+	deadPIDs, livePIDs := containerPIDs(t, crio, deadIDs), containerPIDs(t, crio, liveIDs)
+	checkPlaced(t, e, gDead, deadPIDs)
+	checkPlaced(t, e, gLive, livePIDs)
+	if err := os.Mkdir(filepath.Join(e.sim.Dir, foreign), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	liveRMID := e.rmid(gLive)
+	var deadTasks []int
+	for _, pid := range deadPIDs {
+		tids, err := e2e.CgroupTasks(pid)
+		if err != nil {
+			t.Fatal(err)
+		}
+		deadTasks = append(deadTasks, tids...)
+	}
+
+	if err := crio.StopDaemon(syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	hookMark := logSize(t, e.logPath)
+	// Each container has a PID namespace of its own: its init's death ends all of it.
+	for _, pid := range deadPIDs {
+		if err := syscall.Kill(pid, syscall.SIGKILL); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := e2e.Poll(10*time.Second, func() error {
+		for _, tid := range deadTasks {
+			if !procfs.Finished(tid) {
+				return fmt.Errorf("task %d of the dead pod still runs", tid)
+			}
+		}
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	for name, id := range deadIDs {
+		t.Logf("dead pod's %s: its conmon %s once its init was killed", name, conmonState(t, id))
+	}
+	if calls := logSince(t, e.logPath, hookMark); strings.Contains(calls, "stage=poststop") {
+		t.Fatalf("a poststop hook ran with CRI-O down:\n%s", calls)
+	}
+	if got := e.stateOf(gDead); got != string(inventory.Stopped) {
+		t.Errorf("status says the dead pod is %s before reconcile, want stopped", got)
+	}
+
+	acts := e.reconcile()
+	t.Logf("reconcile (retention 1h): %+v", acts)
+	if !hasAction(acts, "idle", gDead) || !e.exists(gDead) || e.stateOf(gDead) != string(inventory.Idle) {
+		t.Errorf("with a retention window the dead pod's group is not kept idle: %+v", acts)
+	}
+	if kinds := snapshotKinds(t, e, uidA); !slices.Equal(kinds, []snapshot.Kind{snapshot.Begin}) {
+		t.Errorf("snapshots of the dead pod in its retention window %v, want its life's .begin only", kinds)
+	}
+	e.settled()
+
+	e.config(fmt.Sprintf("runtimeRoots: [%s]\nretention: 0s\n", crio.RuncRoot))
+	acts = e.reconcile()
+	t.Logf("reconcile (retention 0s): %+v", acts)
+	if !hasAction(acts, "removed", gDead) || e.exists(gDead) {
+		t.Errorf("with retention 0 the dead pod's group is not removed: %+v", acts)
+	}
+	if kinds := snapshotKinds(t, e, uidA); !slices.Equal(kinds, []snapshot.Kind{snapshot.Begin, snapshot.End}) {
+		t.Errorf("snapshots of the removed pod %v, want one life's .begin and .end", kinds)
+	}
+	for _, a := range acts {
+		if a.Group != gDead {
+			t.Errorf("reconcile acted on another group than the dead pod's: %+v", a)
+		}
+	}
+	checkUntouched := func(when string) {
+		t.Helper()
+		if !e.exists(gLive) || e.rmid(gLive) != liveRMID {
+			t.Fatalf("%s: the live pod's group is gone or has another RMID", when)
+		}
+		checkPlaced(t, e, gLive, livePIDs)
+		if recs := e.records(); len(recs) != 1 || recs[0].Path != gLive {
+			t.Errorf("%s: records %+v, want the live pod's only", when, recs)
+		}
+		if !e.exists(foreign) {
+			t.Errorf("%s: the foreign group %s was removed", when, foreign)
+		}
+	}
+	checkUntouched("after reconcile")
+	if p := statusOf(t, e, gLive); p.State != inventory.Active {
+		t.Errorf("the live pod is %s, want active", p.State)
+	}
+	e.settled()
+
+	hookMark, crioMark := logSize(t, e.logPath), logSize(t, crio.Log)
+	if err := crio.StartDaemon(); err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("CRI-O started again; what it logged at its start:\n%s", crioStartLog(t, crio.Log, crioMark))
+	if calls := logSince(t, e.logPath, hookMark); calls != "" {
+		t.Errorf("hook calls during CRI-O's start:\n%s", calls)
+	}
+	for name, id := range deadIDs {
+		t.Logf("after the restart CRI-O says the dead pod's %s is %s", name, containerState(t, crio, id))
+	}
+	if got := containerPIDs(t, crio, liveIDs); !maps.Equal(got, livePIDs) {
+		t.Fatalf("after the restart CRI-O reports the live pod's inits %v, want %v still running", got, livePIDs)
+	}
+
+	hookMark = logSize(t, e.logPath)
+	if err := crio.StopPod(dead.ID); err != nil {
+		t.Fatal(err)
+	}
+	if err := crio.RemovePod(dead.ID); err != nil {
+		t.Fatal(err)
+	}
+	calls := logSince(t, e.logPath, hookMark)
+	t.Logf("the hook calls of the dead pod's rmp:\n%s", calls)
+	for name, id := range deadIDs {
+		if n := e.logLines("stage=poststop", "container="+id); n != 1 {
+			t.Errorf("the hook log has %d poststop lines for the dead pod's %s, want 1 (at rmp):\n%s", n, name, calls)
+		}
+		// Its group is gone: the line says so, and whose container it was.
+		if n := e.logLines("stage=poststop", "container="+id, "pod="+uidA, "outcome=skipped", "detail="); n != 1 {
+			t.Errorf("the dead pod's %s: the poststop line does not name the pod or say why it was skipped:\n%s", name, calls)
+		}
+	}
+	if e.exists(gDead) {
+		t.Errorf("the dead pod's poststop re-created its group")
+	}
+	checkUntouched("after the dead pod's rmp")
+	if st := e.status(); len(st.Failures) != 0 {
+		t.Errorf("failures after the dead pod's rmp: %+v", st.Recent)
+	}
+}
+
+// conmonState says whether the conmon of a container still runs.
+func conmonState(t *testing.T, id string) string {
+	t.Helper()
+	entries, err := os.ReadDir("/proc")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, de := range entries {
+		comm, err := os.ReadFile(filepath.Join("/proc", de.Name(), "comm"))
+		if err != nil || strings.TrimSpace(string(comm)) != "conmon" {
+			continue
+		}
+		cmdline, err := os.ReadFile(filepath.Join("/proc", de.Name(), "cmdline"))
+		if err == nil && slices.Contains(strings.Split(string(cmdline), "\x00"), id) {
+			return "still runs (pid " + de.Name() + ")"
+		}
+	}
+	return "has exited"
+}
+
+// containerState is the state CRI-O reports for a container (crictl inspect).
+func containerState(t *testing.T, crio *e2e.CRIO, id string) string {
+	t.Helper()
+	out, err := crio.Command("inspect", "--output", "go-template", "--template", "{{.status.state}} (exit code {{.status.exitCode}})", id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return strings.TrimSpace(string(out))
 }

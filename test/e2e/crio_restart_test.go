@@ -58,6 +58,8 @@ func TestCRIORestart(t *testing.T) {
 			t.Fatalf("after a restart by %v the group is gone or has another RMID\n%s", sig, e.log())
 		}
 		checkPlaced(t, e, group, pids)
+		// Reconcile, reading CRI-O's runc root, finds nothing to repair.
+		e.settled()
 	}
 
 	late := runForkers(t, e, crio, pod, "late")

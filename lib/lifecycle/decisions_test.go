@@ -4,6 +4,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -131,5 +132,48 @@ func TestStateStaysBounded(t *testing.T) {
 	_ = filepath.Walk(e.cfg.StateDir, func(string, os.FileInfo, error) error { n++; return nil })
 	if n > 40 {
 		t.Errorf("state dir holds %d files after 3000 pods came and went", n)
+	}
+}
+
+// A departure that finds no group of ours is skipped, and the outcome says whose container
+// it was and why: CRI-O's poststop at rmp, after reconcile removed the group of a pod whose
+// containers died while CRI-O was down; a container that was never monitored.
+func TestDecideDepartureWithoutGroup(t *testing.T) {
+	t.Parallel()
+	optedOut := fakeCrio(podA)
+	optedOut["resctrl-mon.io/disable"] = "true"
+	for _, c := range []struct {
+		name   string
+		ann    map[string]string
+		before func(e *env, fake *fakeResctrl)
+		detail string
+	}{
+		{"group removed by reconcile", fakeCrio(podA), func(e *env, fake *fakeResctrl) {
+			pid := e.proc()
+			if _, err := e.create("c1", pid, fakeCrio(podA)); err != nil {
+				t.Fatal(err)
+			}
+			_ = syscall.Kill(pid, syscall.SIGKILL)
+			waitGone(t, pid)
+			if steps, err := e.m.Reconcile(nil, false); err != nil || fake.count() != 0 {
+				t.Fatalf("reconcile of a dead pod (retention 0): %+v, %v", steps, err)
+			}
+		}, "no group of ours"},
+		{"opted out", optedOut, func(e *env, _ *fakeResctrl) {
+			if out, err := e.create("c1", os.Getpid(), optedOut); err != nil || out.Action != Skipped {
+				t.Fatalf("an opted-out container: %+v, %v", out, err)
+			}
+		}, "not monitored: opted out by resctrl-mon.io/disable"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			e, fake := newFakeEnv(t, 8, func(c *config.Config) { c.Retention = 0 })
+			fake.keep = false
+			c.before(e, fake)
+			out := e.stop("c1", c.ann)
+			if out.Action != Skipped || out.Pod != podA || !strings.Contains(out.Detail, c.detail) {
+				t.Errorf("departure: %+v, want skipped, pod %s, detail with %q", out, podA, c.detail)
+			}
+		})
 	}
 }

@@ -34,15 +34,22 @@ func (m *Manager) Leave(d Departure) (out Outcome, err error) {
 	if err != nil {
 		return out, err
 	}
+	// A skipped departure still says whose container it was and why it was skipped.
+	out.Pod = d.Pod.PodUID
 	if name == "" {
 		// Not placed by us (skipped, or the state dir was lost): the identity may still
 		// name a group we own.
-		if name, _ = groupName(m.cfg, d.ContainerID, d.Pod, d.Annotations); name == "" {
+		var why string
+		if name, why = groupName(m.cfg, d.ContainerID, d.Pod, d.Annotations); name == "" {
+			out.Detail = "not monitored: " + why
 			return out, nil
 		}
 	}
 	err = m.store.Update(name, lockTimeout, func(tx *state.Tx) error {
 		if !tx.Owned {
+			// CRI-O's poststop at rmp for a pod whose containers died while it was down,
+			// after reconcile removed the group; a group that was never made.
+			out.Detail = "no group of ours for it (" + name + "): removed already, or never made"
 			return m.store.UnbindContainer(d.ContainerID)
 		}
 		out.Group, out.Pod = tx.Rec.Path, podOf(tx.Rec)

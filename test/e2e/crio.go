@@ -1,10 +1,12 @@
 package e2e
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -31,7 +33,10 @@ type CRIO struct {
 	// Config is the crio.conf written for it.
 	Config string
 
-	d *daemon
+	bin  string   // crio
+	args []string // its flags: the same at every start
+	env  []string
+	d    *daemon // the daemon last started
 }
 
 // CRIOOptions are what a test chooses about its CRI-O.
@@ -98,32 +103,36 @@ func StartCRIO(t testing.TB, o CRIOOptions) *CRIO {
 	}
 
 	c.CRI = newCRI(t, crictl, "unix://"+c.Socket, base)
+	c.bin = filepath.Join(crioBin, "crio")
+	c.args = []string{"--config", c.Config, "--config-dir", filepath.Join(base, "conf.d")}
+	c.env = append(os.Environ(), "PATH="+crioBin+":/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin")
 	// Cleanups run in reverse: pods first, then the daemon, then what is left, then base.
 	t.Cleanup(func() { c.cleanLeftovers(t) })
-	env := append(os.Environ(), "PATH="+crioBin+":/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin")
-	d, err := startDaemon("crio", c.Log, env, filepath.Join(crioBin, "crio"),
-		"--config", c.Config, "--config-dir", filepath.Join(base, "conf.d"))
-	if err != nil {
-		t.Fatalf("e2e: %v", err)
-	}
-	c.d = d
 	t.Cleanup(func() {
-		if err := d.stop(daemonTimeout); err != nil {
-			t.Errorf("e2e: cleanup: %v; its log:\n%s", err, d.tail())
+		if c.d == nil {
+			return
+		}
+		if err := c.d.stop(daemonTimeout); err != nil {
+			t.Errorf("e2e: cleanup: %v; its log:\n%s", err, c.d.tail())
 		}
 	})
 	t.Cleanup(func() {
+		// A test that stopped the daemon and failed before it started it again: the pods
+		// are removed by a daemon all the same, so that their poststop hooks run.
+		if c.d != nil && c.d.exited() {
+			if err := c.StartDaemon(); err != nil {
+				t.Errorf("e2e: cleanup: %v", err)
+				return
+			}
+		}
 		if err := c.RemoveAll(); err != nil {
 			t.Errorf("e2e: cleanup: %v", err)
 		}
-		if t.Failed() {
-			t.Logf("crio's log:\n%s", d.tail())
+		if t.Failed() && c.d != nil {
+			t.Logf("crio's log:\n%s", c.d.tail())
 		}
 	})
-	if err := d.waitReady(daemonTimeout, func() error {
-		_, err := c.Command("version")
-		return err
-	}); err != nil {
+	if err := c.StartDaemon(); err != nil {
 		t.Fatalf("e2e: %v", err)
 	}
 	return c
@@ -133,6 +142,38 @@ func StartCRIO(t testing.TB, o CRIOOptions) *CRIO {
 func (c *CRIO) Version() (string, error) {
 	out, err := c.Command("version")
 	return strings.TrimSpace(string(out)), err
+}
+
+// StartDaemon starts the daemon (again, after StopDaemon) on the same configuration,
+// storage and state, and waits until it answers. Its output is appended to the same log.
+func (c *CRIO) StartDaemon() error {
+	if c.d != nil && !c.d.exited() {
+		return errors.New("start crio: it is running")
+	}
+	d, err := startDaemon("crio", c.Log, c.env, c.bin, c.args...)
+	if err != nil {
+		return err
+	}
+	c.d = d
+	return d.waitReady(daemonTimeout, func() error {
+		_, err := c.Command("version")
+		return err
+	})
+}
+
+// StopDaemon sends the daemon sig and waits until it has exited: SIGTERM is a graceful
+// shutdown, SIGKILL a crash. Whatever the daemon leaves (its containers and their conmon
+// processes, its storage and state) stays, for StartDaemon.
+func (c *CRIO) StopDaemon(sig syscall.Signal) error {
+	return c.d.signal(sig, daemonTimeout)
+}
+
+// Restart stops the daemon with sig and starts it again (see StopDaemon, StartDaemon).
+func (c *CRIO) Restart(sig syscall.Signal) error {
+	if err := c.StopDaemon(sig); err != nil {
+		return err
+	}
+	return c.StartDaemon()
 }
 
 // DaemonLog returns the end of the daemon's log.

@@ -123,29 +123,44 @@ func (d *daemon) waitReady(timeout time.Duration, ready func() error) error {
 
 // stop sends SIGTERM and waits for the daemon to exit, SIGKILL after timeout.
 func (d *daemon) stop(timeout time.Duration) error {
-	select {
-	case <-d.done:
-		return d.exitErr()
-	default:
+	return d.signal(syscall.SIGTERM, timeout)
+}
+
+// signal sends sig and waits for the daemon to exit, SIGKILL after timeout. An exit by sig
+// is a clean one.
+func (d *daemon) signal(sig syscall.Signal, timeout time.Duration) error {
+	if d.exited() {
+		return d.exitErr(sig)
 	}
-	if err := d.cmd.Process.Signal(syscall.SIGTERM); err != nil && !errors.Is(err, os.ErrProcessDone) {
+	if err := d.cmd.Process.Signal(sig); err != nil && !errors.Is(err, os.ErrProcessDone) {
 		return fmt.Errorf("stop %s: %w", d.name, err)
 	}
 	select {
 	case <-d.done:
-		return d.exitErr()
+		return d.exitErr(sig)
 	case <-time.After(timeout):
 	}
 	_ = d.cmd.Process.Kill()
 	<-d.done
-	return fmt.Errorf("stop %s: still running %v after SIGTERM; killed", d.name, timeout)
+	return fmt.Errorf("stop %s: still running %v after %v; killed", d.name, timeout, sig)
 }
 
-// exitErr is the daemon's exit as an error, nil for a clean exit or one by our SIGTERM.
-func (d *daemon) exitErr() error {
+// exited reports whether the daemon's process has exited.
+func (d *daemon) exited() bool {
+	select {
+	case <-d.done:
+		return true
+	default:
+		return false
+	}
+}
+
+// exitErr is the daemon's exit as an error, nil for a clean exit or one by sig, which the
+// test sent.
+func (d *daemon) exitErr(sig syscall.Signal) error {
 	var ee *exec.ExitError
 	if errors.As(d.err, &ee) {
-		if ws, ok := ee.Sys().(syscall.WaitStatus); ok && ws.Signaled() && ws.Signal() == syscall.SIGTERM {
+		if ws, ok := ee.Sys().(syscall.WaitStatus); ok && ws.Signaled() && ws.Signal() == sig {
 			return nil
 		}
 	}

@@ -15,7 +15,9 @@
 // private, with TestImage (the rootfs as an image, made with podman: no registry is
 // reachable) in its store. Their CRI field drives pods as kubelet would, through crictl
 // (RunPod, CreateContainer, Start, Exec, Stop, Remove, StopPod, RemovePod), and everything is
-// removed when the test ends. StageLogger is a hooks.d logging hook at every stage, for what
+// removed when the test ends. A CRI-O can be stopped (SIGTERM, or SIGKILL for a crash) and
+// started again on the same state while its containers run on (StopDaemon, StartDaemon,
+// Restart). StageLogger is a hooks.d logging hook at every stage, for what
 // CRI-O really sends; containerd, which runs no hooks.d, shows its specs as bundles
 // (Containerd.BundleSpec).
 //

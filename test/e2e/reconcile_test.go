@@ -41,7 +41,7 @@ func (e *recEnv) setConfig(extra string) {
 }
 
 // reconcile runs `resctrl-mon reconcile --json` and returns its actions.
-func (e *recEnv) reconcile(args ...string) []lifecycle.Step {
+func (e *hookEnv) reconcile(args ...string) []lifecycle.Step {
 	e.t.Helper()
 	cmd := exec.Command(binaries.cli, append([]string{"--config", e.cfgPath, "reconcile", "--json"}, args...)...)
 	out, err := cmd.Output()
@@ -63,14 +63,14 @@ func (e *recEnv) reconcile(args ...string) []lifecycle.Step {
 }
 
 // settled runs reconcile once more and fails if it changes anything: reconcile is idempotent.
-func (e *recEnv) settled() {
+func (e *hookEnv) settled() {
 	e.t.Helper()
 	if acts := e.reconcile(); len(acts) != 0 {
 		e.t.Errorf("a second reconcile still acted: %+v", acts)
 	}
 }
 
-func (e *recEnv) status() inventory.Status {
+func (e *hookEnv) status() inventory.Status {
 	e.t.Helper()
 	out, err := exec.Command(binaries.cli, "--config", e.cfgPath, "status", "--json").Output()
 	if err != nil {
@@ -83,7 +83,7 @@ func (e *recEnv) status() inventory.Status {
 	return st
 }
 
-func (e *recEnv) stateOf(group string) string {
+func (e *hookEnv) stateOf(group string) string {
 	for _, g := range e.status().Groups {
 		if g.Path == group {
 			return string(g.State)

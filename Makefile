@@ -42,7 +42,7 @@ GOLDFLAGS := -ldflags '-X github.com/resctrl-mon/resctrl-mon/lib/config.DefaultP
 
 export PATH := /usr/local/go/bin:$(GOBIN):$(PATH)
 
-.PHONY: all build test fuzz bench lint demo install install-check uninstall clean deps runtimes
+.PHONY: all build test fuzz bench lint demo demo-prometheus install install-check uninstall clean deps runtimes
 
 all: build
 
@@ -110,6 +110,10 @@ lint:
 
 demo: deps build
 	bash test/demo.sh $(BIN)
+
+# The demo's pod exported by resctrl-mon serve and scraped by a real Prometheus on loopback.
+demo-prometheus: deps build
+	bash test/demo.sh $(BIN) --prometheus
 
 # The binaries first and the hooks.d JSON last: a JSON whose path does not exist when the
 # runtime loads it is dropped. The test simulator (bin/resctrlsim) is not installed. The

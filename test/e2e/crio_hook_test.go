@@ -65,19 +65,8 @@ func TestHookCRIO(t *testing.T) {
 	if !e.exists(group) || e.rmid(group) != rmid {
 		t.Fatalf("after one container's removal the group is gone or has another RMID\n%s", e.log())
 	}
-	if err := crio.StopPod(pod.ID); err != nil {
-		t.Fatal(err)
-	}
-	if err := crio.RemovePod(pod.ID); err != nil {
-		t.Fatal(err)
-	}
 	// CRI-O runs poststop hooks within rmp: the group is gone when it returns.
-	if e.exists(group) {
-		t.Errorf("the group outlived the pod (retention 0)\n%s", e.log())
-	}
-	if recs := e.records(); len(recs) != 0 {
-		t.Errorf("registry entries left: %+v", recs)
-	}
+	e.endCRIPod(t, crio.CRI, pod.ID, group)
 	for _, name := range names {
 		if n := e.logLines("stage=createRuntime", "container="+ids[name], "group="+group); n != 1 {
 			t.Errorf("the hook log has %d createRuntime lines for %s, want 1:\n%s", n, name, e.log())

@@ -89,18 +89,7 @@ func TestCRIORestart(t *testing.T) {
 	if !e.exists(group) || e.rmid(group) != rmid {
 		t.Fatalf("after one container's removal the group is gone or has another RMID\n%s", e.log())
 	}
-	if err := crio.StopPod(pod.ID); err != nil {
-		t.Fatal(err)
-	}
-	if err := crio.RemovePod(pod.ID); err != nil {
-		t.Fatal(err)
-	}
-	if e.exists(group) {
-		t.Errorf("the group outlived the pod (retention 0)\n%s", e.log())
-	}
-	if recs := e.records(); len(recs) != 0 {
-		t.Errorf("registry entries left: %+v", recs)
-	}
+	e.endCRIPod(t, crio.CRI, pod.ID, group)
 	if kinds := snapshotKinds(t, e, uidA); !slices.Equal(kinds, []snapshot.Kind{snapshot.Begin, snapshot.End}) {
 		t.Errorf("snapshots of the pod %v, want one life's .begin and .end", kinds)
 	}

@@ -259,3 +259,22 @@ func (e *hookEnv) placedOf(group string, tids []int) int {
 	}
 	return n
 }
+
+// endCRIPod stops and removes a CRI pod (CRI-O, containerd), wanting its group and every
+// registry entry gone when the removal returns: with retention 0 the pod ends within rmp
+// (CRI-O's poststop hooks, NRI's RemovePodSandbox).
+func (e *hookEnv) endCRIPod(t *testing.T, c *e2e.CRI, podID, group string) {
+	t.Helper()
+	if err := c.StopPod(podID); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.RemovePod(podID); err != nil {
+		t.Fatal(err)
+	}
+	if e.exists(group) {
+		t.Errorf("the group outlived the pod (retention 0)\n%s", e.log())
+	}
+	if recs := e.records(); len(recs) != 0 {
+		t.Errorf("registry entries left: %+v", recs)
+	}
+}

@@ -104,30 +104,9 @@ func TestNRIContainerd(t *testing.T) {
 		t.Errorf("after 20 re-creations the RMID is %d, want %d", got, rmid)
 	}
 
-	if err := ctrd.StopPod(pod.ID); err != nil {
-		t.Fatal(err)
-	}
-	if err := ctrd.RemovePod(pod.ID); err != nil {
-		t.Fatal(err)
-	}
-	if e.exists(group) {
-		t.Errorf("the group outlived the pod\nthe adapter said:\n%s", e.log())
-	}
-	names2, err := snapshot.List(e.snapDir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var kinds []snapshot.Kind
-	for _, n := range names2 {
-		if n.Group == uidA {
-			kinds = append(kinds, n.Kind)
-		}
-	}
-	if !slices.Equal(kinds, []snapshot.Kind{snapshot.Begin, snapshot.End}) {
+	e.endCRIPod(t, ctrd.CRI, pod.ID, group)
+	if kinds := snapshotKinds(t, e, uidA); !slices.Equal(kinds, []snapshot.Kind{snapshot.Begin, snapshot.End}) {
 		t.Errorf("snapshots of the pod %v, want one life's .begin and .end", kinds)
-	}
-	if recs := e.records(); len(recs) != 0 {
-		t.Errorf("registry entries left: %+v", recs)
 	}
 	if !e.exists(foreign) {
 		t.Errorf("the foreign group %s was removed", foreign)

@@ -39,13 +39,10 @@ type Sampler struct {
 // kernel keeps PSI: a host without it shows blank pressure columns and says why.
 func NewSampler(src Source, host *psi.Host) *Sampler {
 	s := &Sampler{src: src, psi: host, now: time.Now}
-	switch {
-	case host == nil:
+	if host == nil {
 		s.NoPSI = "pressure not read"
-	default:
-		if err := host.Available(); err != nil {
-			s.psi, s.NoPSI = nil, err.Error()
-		}
+	} else if err := host.Available(); err != nil {
+		s.psi, s.NoPSI = nil, err.Error()
 	}
 	return s
 }

@@ -66,8 +66,12 @@ type PodSample struct {
 // Sample reads every group's counters (inventory.Pods with Counters, which reads mon_data
 // through resctrlfs.ReadMonData, as the exporter does) and its pod's pressure totals.
 func (s *Sampler) Sample() Sample {
+	start := s.now()
 	pods, err := s.src.Pods(inventory.Options{Counters: true})
-	out := Sample{At: s.now(), Pods: make([]PodSample, 0, len(pods)), Err: err}
+	end := s.now()
+	// The counters were read one after the other over [start, end] (a second or more for
+	// hundreds of pods): the middle is the best single time for all of them.
+	out := Sample{At: start.Add(end.Sub(start) / 2), Pods: make([]PodSample, 0, len(pods)), Err: err}
 	root, rerr := s.cgroup2Root()
 	if rerr != nil {
 		out.Err = errors.Join(out.Err, rerr)

@@ -127,6 +127,8 @@ install: install-check build
 	sed 's|@BINDIR@|$(BINDIR)|g; s|@DOCDIR@|$(DOCDIR)|g' install/systemd/resctrl-mon-reconcile.service.in \
 	  | install -D -m 0644 /dev/stdin $(DESTDIR)$(UNITDIR)/resctrl-mon-reconcile.service
 	install -D -m 0644 install/systemd/resctrl-mon-reconcile.timer $(DESTDIR)$(UNITDIR)/resctrl-mon-reconcile.timer
+	sed 's|@BINDIR@|$(BINDIR)|g; s|@DOCDIR@|$(DOCDIR)|g; s|@CONFDIR@|$(CONFDIR)|g' install/systemd/resctrl-mon-serve.service.in \
+	  | install -D -m 0644 /dev/stdin $(DESTDIR)$(UNITDIR)/resctrl-mon-serve.service
 	budget=$$(expr $(HOOK_TIMEOUT) - 2)s && for f in install/hooks.d/*.json.in; do \
 	  sed "s|@LIBEXECDIR@|$(LIBEXECDIR)|g; s|@HOOK_TIMEOUT@|$(HOOK_TIMEOUT)|g; s|@HOOK_BUDGET@|$$budget|g" $$f \
 	    | install -D -m 0644 /dev/stdin $(DESTDIR)$(HOOKSDIR)/$$(basename $$f .in) || exit 1; \
@@ -143,7 +145,8 @@ install-check:
 # The JSON first, then the binaries; the config stays (it is the admin's).
 uninstall:
 	rm -f $(DESTDIR)$(HOOKSDIR)/resctrl-mon-createruntime.json $(DESTDIR)$(HOOKSDIR)/resctrl-mon-poststop.json
-	rm -f $(DESTDIR)$(UNITDIR)/resctrl-mon-reconcile.service $(DESTDIR)$(UNITDIR)/resctrl-mon-reconcile.timer
+	rm -f $(DESTDIR)$(UNITDIR)/resctrl-mon-reconcile.service $(DESTDIR)$(UNITDIR)/resctrl-mon-reconcile.timer \
+	  $(DESTDIR)$(UNITDIR)/resctrl-mon-serve.service
 	rm -f $(DESTDIR)$(LIBEXECDIR)/resctrl-mon-hook $(DESTDIR)$(BINDIR)/resctrl-mon $(DESTDIR)$(BINDIR)/resctrl-mon-runtime
 	rm -f $(DESTDIR)$(DOCDIR)/README.md
 

@@ -1,7 +1,8 @@
 // Command resctrl-mon is the operator's tool: `reconcile` puts groups and registry right
 // after crashes (no daemon needed; a systemd timer runs it), `status` shows every group,
 // `sidecar` exports a container's cgroup v2 pressure from a sidecar in its pod,
-// `serve` exports the counters and pressure to Prometheus (serve.go).
+// `serve` exports the counters and pressure to Prometheus (serve.go), `top` shows them live
+// on a terminal (top.go).
 package main
 
 import (
@@ -52,6 +53,7 @@ func main() {
 			},
 			sidecarCommand(),
 			serveCommand(),
+			topCommand(),
 		},
 	}
 	if err := app.Run(os.Args); err != nil {

@@ -45,8 +45,14 @@ var listeningRE = regexp.MustCompile(`msg="serving /metrics and /healthz" addres
 // where it listens.
 func startServe(t *testing.T, cfgPath string, args ...string) *served {
 	t.Helper()
-	s := &served{exited: make(chan error, 1)}
-	s.cmd = exec.Command(binaries.cli, append([]string{"--config", cfgPath, "serve", "--listen", "127.0.0.1:0"}, args...)...)
+	return runServe(t, exec.Command(binaries.cli, append([]string{"--config", cfgPath, "serve", "--listen", "127.0.0.1:0"}, args...)...))
+}
+
+// runServe starts a serve command line (one listening on a port the kernel picks) and waits
+// until it says where it listens.
+func runServe(t *testing.T, cmd *exec.Cmd) *served {
+	t.Helper()
+	s := &served{cmd: cmd, exited: make(chan error, 1)}
 	pipe, err := s.cmd.StderrPipe()
 	if err != nil {
 		t.Fatal(err)

@@ -156,6 +156,7 @@ func (l installed) files() []string {
 		l.conf + "/config.yaml",
 		l.units + "/resctrl-mon-reconcile.service",
 		l.units + "/resctrl-mon-reconcile.timer",
+		l.units + "/resctrl-mon-serve.service",
 		l.doc + "/README.md",
 	}
 	slices.Sort(f)
@@ -217,6 +218,16 @@ func TestInstallLayout(t *testing.T) {
 			}
 			if got := unitLines(t, service, "Documentation"); !slices.Equal(got, []string{"file://" + tc.want.doc + "/README.md"}) {
 				t.Errorf("Documentation=%q, want the installed README", got)
+			}
+			serve := d + tc.want.units + "/resctrl-mon-serve.service"
+			if got := unitLines(t, serve, "ExecStart"); len(got) != 1 || !strings.HasPrefix(got[0], tc.want.bin+"/resctrl-mon serve") {
+				t.Errorf("serve unit: ExecStart=%q, want %s/resctrl-mon serve", got, tc.want.bin)
+			}
+			if got := unitLines(t, serve, "EnvironmentFile"); !slices.Equal(got, []string{"-" + tc.want.conf + "/serve.env"}) {
+				t.Errorf("serve unit: EnvironmentFile=%q, want the optional %s/serve.env", got, tc.want.conf)
+			}
+			if got := unitLines(t, serve, "Documentation"); !slices.Equal(got, []string{"file://" + tc.want.doc + "/README.md"}) {
+				t.Errorf("serve unit: Documentation=%q, want the installed README", got)
 			}
 			// Both binaries look for the config where it was installed (their --help says
 			// where), not where a default build would.
@@ -289,10 +300,18 @@ func TestInstall(t *testing.T) {
 		regs[stage] = readRegistration(t, filepath.Join(p, "share/containers/oci/hooks.d"), stage, hook)
 		checkBudget(t, regs[stage])
 	}
-	units := []string{filepath.Join(p, "lib/systemd/system/resctrl-mon-reconcile.service"), filepath.Join(p, "lib/systemd/system/resctrl-mon-reconcile.timer")}
+	units := []string{filepath.Join(p, "lib/systemd/system/resctrl-mon-reconcile.service"), filepath.Join(p, "lib/systemd/system/resctrl-mon-reconcile.timer"),
+		filepath.Join(p, "lib/systemd/system/resctrl-mon-serve.service")}
+	serveUnit := units[2]
 	if path, err := exec.LookPath("systemd-analyze"); err == nil {
 		if out, err := exec.Command(path, append([]string{"verify"}, units...)...).CombinedOutput(); err != nil {
 			t.Errorf("systemd-analyze verify: %v\n%s", err, out)
+		}
+		// serve runs for good and listens on the network: it keeps its hardening. systemd
+		// scores exposure from 0 (locked down) to 10 (none); the threshold is in tenths, and
+		// the unit scores 1.8.
+		if out, err := exec.Command(path, "security", "--offline=yes", "--threshold=25", serveUnit).CombinedOutput(); err != nil {
+			t.Errorf("systemd-analyze security: the serve unit lost its hardening: %v\n%s", err, out)
 		}
 	} else if os.Getenv("RESCTRLSIM_REQUIRE") == "1" {
 		t.Errorf("systemd-analyze is missing: %v", err)
@@ -381,6 +400,33 @@ func TestInstall(t *testing.T) {
 		}
 	})
 
+	t.Run("serve unit, resctrl mounted where the config says", func(t *testing.T) {
+		sim := resctrlsim.MountT(t, resctrlsim.Options{})
+		setConfig(sim.Dir)
+		if out, err := exec.Command(cli, "reconcile").CombinedOutput(); err != nil { // makes the state dir
+			t.Fatalf("reconcile: %v\n%s", err, out)
+		}
+		// The admin's serve.env, where the unit reads it, picks the port; the test runs the
+		// unit's ExecStart as systemd would: its EnvironmentFile's variables expanded, in
+		// systemd's bare environment.
+		envFile := strings.TrimPrefix(unitLines(t, serveUnit, "EnvironmentFile")[0], "-")
+		if err := os.WriteFile(envFile, []byte("# where Prometheus scrapes\nSERVE_ARGS=--listen 127.0.0.1:0\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { _ = os.Remove(envFile) })
+		args := systemdExpand(t, unitLines(t, serveUnit, "ExecStart")[0], envFile)
+		cmd := exec.Command(args[0], args[1:]...)
+		cmd.Env = []string{"PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"}
+		s := runServe(t, cmd)
+		if code, body := httpGet(t, "http://"+s.addr+"/metrics", "", ""); code != 200 || !strings.Contains(body, "resctrl_mon_inventory_up 1") {
+			t.Errorf("the serve unit with resctrl at %s: /metrics %d, want resctrl_mon_inventory_up 1:\n%s", sim.Dir, code, body)
+		}
+		if code, body := httpGet(t, "http://"+s.addr+"/healthz", "", ""); code != 200 {
+			t.Errorf("the serve unit: /healthz %d %s", code, body)
+		}
+		s.stop(t)
+	})
+
 	if err := os.WriteFile(cfgPath, []byte("retention: 1m\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
@@ -392,6 +438,32 @@ func TestInstall(t *testing.T) {
 	if left := filesUnder(t, p); !slices.Equal(left, []string{"/etc/resctrl-mon/config.yaml"}) {
 		t.Errorf("after uninstall: %v, want only the config", left)
 	}
+}
+
+// systemdExpand splits an ExecStart= line as systemd does with the variables of an
+// EnvironmentFile: an unquoted $VAR becomes as many words as its value has.
+func systemdExpand(t *testing.T, execStart, envFile string) []string {
+	t.Helper()
+	b, err := os.ReadFile(envFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	env := map[string]string{}
+	for line := range strings.Lines(string(b)) {
+		line = strings.TrimSpace(line)
+		if k, v, ok := strings.Cut(line, "="); ok && !strings.HasPrefix(line, "#") {
+			env[k] = v
+		}
+	}
+	var args []string
+	for _, w := range strings.Fields(execStart) {
+		if name, ok := strings.CutPrefix(w, "$"); ok {
+			args = append(args, strings.Fields(env[name])...)
+			continue
+		}
+		args = append(args, w)
+	}
+	return args
 }
 
 // checkWrapperHook runs the installed runtime wrapper's create on a bundle (with /bin/true

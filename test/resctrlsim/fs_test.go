@@ -1,13 +1,18 @@
 package resctrlsim_test
 
 import (
+	"errors"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
 	"time"
+
+	"golang.org/x/sys/unix"
 
 	"github.com/resctrl-mon/resctrl-mon/test/resctrlsim"
 )
@@ -199,4 +204,58 @@ func TestResetForgetsEveryGroup(t *testing.T) {
 		t.Errorf("after reset the task is not back in the root group")
 	}
 	mustMkdir(t, filepath.Join(sim.Dir, "mon_groups/g"))
+}
+
+// TestDomainsAreDistinctFiles: files of the same name in different domains (mon_L3_00 and
+// mon_L3_01, info/L3_MON and info/PERF_PKG_MON) are different files, as in kernfs. They once
+// shared an inode number, so go-fuse served whichever was looked up first for both: every
+// L3 domain showed the first one's counts.
+func TestDomainsAreDistinctFiles(t *testing.T) {
+	t.Parallel()
+	sim := resctrlsim.MountT(t, resctrlsim.Options{NumRMIDs: 32, PerfPkgRMIDs: 8, L3Domains: 2, PerfPkgDomains: 1})
+	d := sim.Dir
+	if l3, pkg := read(t, filepath.Join(d, "info/L3_MON/num_rmids")), read(t, filepath.Join(d, "info/PERF_PKG_MON/num_rmids")); l3 != "32\n" || pkg != "8\n" {
+		t.Errorf("num_rmids: L3_MON %q, PERF_PKG_MON %q; want 32 and 8", l3, pkg)
+	}
+	var st0, st1 syscall.Stat_t
+	if err := errors.Join(syscall.Stat(filepath.Join(d, "mon_data/mon_L3_00/mbm_total_bytes"), &st0),
+		syscall.Stat(filepath.Join(d, "mon_data/mon_L3_01/mbm_total_bytes"), &st1)); err != nil {
+		t.Fatal(err)
+	}
+	if st0.Ino == st1.Ino {
+		t.Errorf("mon_L3_00 and mon_L3_01's mbm_total_bytes share inode %d", st0.Ino)
+	}
+	// A spinning process pinned to CPU 1 counts in domain 1 only (CPU n is in L3 domain
+	// n mod 2).
+	var cpus unix.CPUSet
+	if err := unix.SchedGetaffinity(0, &cpus); err != nil || !cpus.IsSet(1) {
+		t.Skipf("CPU 1 is not ours to pin to (%v)", err)
+	}
+	cmd := exec.Command("sh", "-c", "while :; do :; done")
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
+	var one unix.CPUSet
+	one.Set(1)
+	if err := unix.SchedSetaffinity(cmd.Process.Pid, &one); err != nil {
+		t.Fatal(err)
+	}
+	g := filepath.Join(d, "mon_groups/pinned")
+	mustMkdir(t, g)
+	if err := write(filepath.Join(g, "tasks"), strconv.Itoa(cmd.Process.Pid)); err != nil {
+		t.Fatal(err)
+	}
+	_ = read(t, filepath.Join(g, "mon_data/mon_L3_00/mbm_total_bytes")) // looked up first
+	deadline := time.Now().Add(20 * time.Second)
+	for read(t, filepath.Join(g, "mon_data/mon_PERF_PKG_00/core_energy")) == "0.000000\n" {
+		if time.Now().After(deadline) {
+			t.Fatal("the pinned process was never charged")
+		}
+		time.Sleep(20 * time.Millisecond) // polling a condition with a deadline
+	}
+	dom0, dom1 := read(t, filepath.Join(g, "mon_data/mon_L3_00/mbm_total_bytes")), read(t, filepath.Join(g, "mon_data/mon_L3_01/mbm_total_bytes"))
+	if dom0 != "0\n" || dom1 == "0\n" {
+		t.Errorf("pinned to CPU 1: mon_L3_00 %q, mon_L3_01 %q; want 0 and a count", dom0, dom1)
+	}
 }

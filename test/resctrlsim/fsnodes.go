@@ -139,7 +139,10 @@ func (d *dirNode) Lookup(ctx context.Context, name string, out *fuse.EntryOut) (
 // same name gets a new one.
 func (d *dirNode) newChild(ctx context.Context, e entry, out *fuse.EntryOut) *fs.Inode {
 	g := d.group()
-	ino := inodeNumber(g.id, d.kind, e.name)
+	// A domain's (and an info resource's) files have the same names as their siblings':
+	// without the domain in the key, mon_L3_01/mbm_total_bytes would get mon_L3_00's inode
+	// number, and go-fuse would hand back mon_L3_00's node for it.
+	ino := inodeNumber(g.id, d.kind, d.domain+"/"+strconv.Itoa(d.idx)+"/"+e.name)
 	var node fs.InodeEmbedder
 	mode := uint32(fuse.S_IFREG)
 	if e.dir {

@@ -15,7 +15,7 @@ declare -A pkgs=(
 	[catatonit]="command -v catatonit"      # podman builds its pods' infra (pause) image from it
 	[netavark]="test -x /usr/lib/podman/netavark"  # podman's network backend, even with --network none
 	[busybox-static]="dpkg -s busybox-static"      # the containers' rootfs (the dynamic busybox will not do)
-	[jq]="command -v jq"                    # the demo edits config.json; crio.sh and a logging hook read JSON
+	[jq]="command -v jq"                    # the demo edits config.json; crio.sh reads JSON
 	[systemd]="command -v systemd-analyze"  # the install test verifies the shipped units
 	[make]="command -v make"                # the install test runs make install
 	# Building CRI-O (test/runtimes/crio.sh): cgo with libseccomp, and its static pinns.

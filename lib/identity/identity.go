@@ -3,9 +3,11 @@
 // only from the keys each runtime sets itself, every key the runtime gives twice is
 // cross-checked, and anything that does not add up is refused rather than guessed.
 //
-// What each runtime sends is captured from the real runtime (test/e2e/capturehook) and kept
-// in testdata, one file per case; TestFixtures reads them, and test/e2e's
-// TestIdentityFixtures captures them again and fails when a runtime sends something else.
+// What each runtime sends is captured from the real runtime (test/e2e/capturehook; containerd,
+// which runs no hooks, by its bundle) and kept in testdata, one file per case; TestFixtures
+// reads them, and test/e2e's TestIdentityFixtures (runc, crun, podman), TestCaptureCRIO and
+// TestCaptureContainerd capture them again and fail when a runtime sends something else
+// (with -update-fixtures they rewrite them).
 //
 // A podman pod's infra container is the one case the annotations cannot tell: podman gives
 // it no annotation of its pod (the members name it as their sandbox). FromSpec tells it by

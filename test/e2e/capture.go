@@ -9,70 +9,77 @@ import (
 	"time"
 
 	specs "github.com/opencontainers/runtime-spec/specs-go"
+
+	"github.com/resctrl-mon/resctrl-mon/test/e2e/capture"
 )
 
-// CaptureRecord is one call of test/e2e/capturehook: what the runtime wrote on the hook's
-// stdin, as it wrote it, and what the bundle's config.json held that could tell a
-// container's pod and role.
-type CaptureRecord struct {
-	Stage string          `json:"stage"`
-	State json.RawMessage `json:"state"`
-	// Spec is nil when config.json could not be read; SpecError then says why.
-	Spec      *CapturedSpec `json:"spec,omitempty"`
-	SpecError string        `json:"specError,omitempty"`
-}
+// HostStages are the hook stages that run on the host, in the order a container meets them:
+// every stage a hooks.d entry may name but startContainer, which runs inside the container,
+// where the host's hook binary does not exist (the container would fail to start).
+var HostStages = []string{"prestart", "createRuntime", "createContainer", "poststart", "poststop"}
 
-// CapturedSpec is the part of config.json that capturehook keeps.
-type CapturedSpec struct {
-	Annotations map[string]string      `json:"annotations"`
-	Args        []string               `json:"args"`
-	Hostname    string                 `json:"hostname"`
-	CgroupsPath string                 `json:"cgroupsPath"`
-	Namespaces  []specs.LinuxNamespace `json:"namespaces"`
-}
-
-// DecodeState decodes the state the runtime sent.
-func (r CaptureRecord) DecodeState() (specs.State, error) {
-	var st specs.State
-	if err := json.Unmarshal(r.State, &st); err != nil {
-		return st, fmt.Errorf("captured %s state: %w", r.Stage, err)
-	}
-	return st, nil
-}
-
-// Capturer runs capturehook (built by the test: bin) for every container it is given to,
-// at createRuntime and poststop, into a directory of its own.
+// Capturer runs capturehook (built by the test: Bin) at each of Stages for every container it
+// is given to (Hooks for runc and crun, HooksDir for podman and CRI-O), into a directory of its
+// own (Dir). Each call is one capture.Record.
 type Capturer struct {
-	Bin string
-	Dir string
+	Bin    string
+	Dir    string
+	Stages []string
 }
 
-// NewCapturer makes the directory the records go to.
-func NewCapturer(t testing.TB, bin string) *Capturer {
+// NewCapturer makes the directory the records go to. With no stages it captures at
+// createRuntime and poststop, what identity reads.
+func NewCapturer(t testing.TB, bin string, stages ...string) *Capturer {
 	t.Helper()
-	return &Capturer{Bin: bin, Dir: t.TempDir()}
+	if len(stages) == 0 {
+		stages = []string{"createRuntime", "poststop"}
+	}
+	return &Capturer{Bin: bin, Dir: t.TempDir(), Stages: stages}
+}
+
+func (c *Capturer) hook(stage string) specs.Hook {
+	return specs.Hook{Path: c.Bin, Args: []string{"capturehook", c.Dir, stage}}
 }
 
 // Hooks are bundle hooks for runc and crun.
-func (c *Capturer) Hooks() *specs.Hooks {
-	h := func(stage string) []specs.Hook {
-		return []specs.Hook{{Path: c.Bin, Args: []string{"capturehook", c.Dir, stage}}}
+func (c *Capturer) Hooks(t testing.TB) *specs.Hooks {
+	t.Helper()
+	h := &specs.Hooks{}
+	for _, stage := range c.Stages {
+		hook := c.hook(stage)
+		switch stage {
+		case "prestart":
+			h.Prestart = append(h.Prestart, hook) //nolint:staticcheck // deprecated, but runtimes run it: what they do with it is worth capturing
+		case "createRuntime":
+			h.CreateRuntime = append(h.CreateRuntime, hook)
+		case "createContainer":
+			h.CreateContainer = append(h.CreateContainer, hook)
+		case "startContainer":
+			h.StartContainer = append(h.StartContainer, hook)
+		case "poststart":
+			h.Poststart = append(h.Poststart, hook)
+		case "poststop":
+			h.Poststop = append(h.Poststop, hook)
+		default:
+			t.Fatalf("e2e: no bundle hook stage %q", stage)
+		}
 	}
-	return &specs.Hooks{CreateRuntime: h("createRuntime"), Poststop: h("poststop")}
+	return h
 }
 
-// HooksDir writes a hooks.d directory (podman --hooks-dir) with one entry per stage, as a
-// package would install them: when always.
+// HooksDir writes a hooks.d directory (podman --hooks-dir, CRI-O's hooks_dir) with one entry
+// per stage, as a package would install them: when always. One entry per stage, so that each
+// call says at which stage the runtime made it.
 func (c *Capturer) HooksDir(t testing.TB) string {
 	t.Helper()
 	dir := t.TempDir()
-	for _, stage := range []string{"createRuntime", "poststop"} {
+	for _, stage := range c.Stages {
 		entry := struct {
 			Version string          `json:"version"`
 			Hook    specs.Hook      `json:"hook"`
 			When    map[string]bool `json:"when"`
 			Stages  []string        `json:"stages"`
-		}{"1.0.0", specs.Hook{Path: c.Bin, Args: []string{"capturehook", c.Dir, stage}}, map[string]bool{"always": true}, []string{stage}}
+		}{"1.0.0", c.hook(stage), map[string]bool{"always": true}, []string{stage}}
 		data, err := json.MarshalIndent(entry, "", "\t")
 		if err != nil {
 			t.Fatalf("e2e: encode hooks.d entry: %v", err)
@@ -84,16 +91,27 @@ func (c *Capturer) HooksDir(t testing.TB) string {
 	return dir
 }
 
-// Wait returns the record of container id at stage, waiting up to 10 seconds for it (podman
-// may run poststop hooks from its cleanup process, after `podman rm` returned).
-func (c *Capturer) Wait(id, stage string) (CaptureRecord, error) {
-	var rec CaptureRecord
+// Calls returns the records so far, in the order the calls were made.
+func (c *Capturer) Calls() ([]capture.Record, error) {
+	return capture.Read(c.Dir)
+}
+
+// Wait returns the last record of container id at stage, waiting up to 10 seconds for one
+// (podman may run poststop hooks from its cleanup process, after `podman rm` returned).
+func (c *Capturer) Wait(id, stage string) (capture.Record, error) {
+	var rec capture.Record
 	err := Poll(10*time.Second, func() error {
-		b, err := os.ReadFile(filepath.Join(c.Dir, id+"."+stage+".json"))
+		recs, err := c.Calls()
 		if err != nil {
-			return fmt.Errorf("no %s record of %s: %w", stage, id, err)
+			return err
 		}
-		return json.Unmarshal(b, &rec)
+		for i := len(recs) - 1; i >= 0; i-- {
+			if recs[i].ID == id && recs[i].Stage == stage {
+				rec = recs[i]
+				return nil
+			}
+		}
+		return fmt.Errorf("no %s record of %s in %s", stage, id, c.Dir)
 	})
 	return rec, err
 }

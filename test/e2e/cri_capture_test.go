@@ -2,7 +2,6 @@ package e2e_test
 
 import (
 	"encoding/json"
-	"flag"
 	"fmt"
 	"maps"
 	"os"
@@ -16,120 +15,34 @@ import (
 
 	"github.com/resctrl-mon/resctrl-mon/lib/identity"
 	"github.com/resctrl-mon/resctrl-mon/test/e2e"
+	"github.com/resctrl-mon/resctrl-mon/test/e2e/capture"
 )
 
-var updateCRIFixtures = flag.Bool("update-cri-fixtures", false,
-	"TestCaptureCRIO, TestCaptureContainerd: rewrite lib/identity/testdata/{crio,containerd}-*.json from what the runtimes send, instead of comparing")
-
-// criFixtureDir holds what each runtime sent, one file per case.
-const criFixtureDir = "../../lib/identity/testdata"
-
-// criFixture is one file of criFixtureDir: one container as its CRI runtime showed it. The
-// layout is that of the podman, runc and crun fixtures beside it (case, about, captured, ids,
-// and a record per hook stage holding the state as the runtime wrote it and the bundle's
-// config.json as it was then), plus what only a CRI runtime has: the crictl configs, the
-// hook calls each crictl command caused (timeline), and for containerd, which runs no
-// hooks.d, the bundle read from its state directory instead of hook records.
-type criFixture struct {
-	Case          string      `json:"case"`
-	About         string      `json:"about"`
-	Captured      criCaptured `json:"captured"`
-	IDs           criIDs      `json:"ids"`
-	Timeline      []criStep   `json:"timeline,omitempty"`
-	CreateRuntime *criRecord  `json:"createRuntime,omitempty"`
-	Poststop      *criRecord  `json:"poststop,omitempty"`
-	Bundle        *criRecord  `json:"bundle,omitempty"`
-}
-
-type criCaptured struct {
-	Versions []string                   `json:"versions"`
-	Commands []string                   `json:"commands"`
-	Configs  map[string]json.RawMessage `json:"configs"`
-	How      string                     `json:"how"`
-}
-
-// criIDs are the container's own ID, its pod's sandbox ID and the UID the pod was given.
-type criIDs struct {
-	Self   string `json:"self"`
-	Pod    string `json:"pod,omitempty"`
-	Infra  string `json:"infra,omitempty"`
-	PodUID string `json:"podUID,omitempty"`
-}
-
-// criStep is one crictl command and the hook calls it caused ("stage <id>").
-type criStep struct {
-	Command string   `json:"command"`
-	Hooks   []string `json:"hooks"`
-}
-
-// criRecord is one hook call (or, for containerd, the bundle) as the fixtures keep it.
-type criRecord struct {
-	Stage     string          `json:"stage"`
-	State     json.RawMessage `json:"state,omitempty"`
-	Spec      *criSpec        `json:"spec,omitempty"`
-	SpecError string          `json:"specError,omitempty"`
-}
-
-// criSpec is the part of config.json that could tell a container's pod and role.
-type criSpec struct {
-	Annotations map[string]string      `json:"annotations"`
-	Args        []string               `json:"args"`
-	Hostname    string                 `json:"hostname"`
-	CgroupsPath string                 `json:"cgroupsPath"`
-	Namespaces  []specs.LinuxNamespace `json:"namespaces"`
-}
-
-func decodeCRISpec(raw []byte) (*criSpec, error) {
-	var s specs.Spec
-	if err := json.Unmarshal(raw, &s); err != nil {
-		return nil, fmt.Errorf("decode config.json: %w", err)
-	}
-	cs := &criSpec{Annotations: s.Annotations, Hostname: s.Hostname}
-	if s.Process != nil {
-		cs.Args = s.Process.Args
-	}
-	if s.Linux != nil {
-		cs.CgroupsPath, cs.Namespaces = s.Linux.CgroupsPath, s.Linux.Namespaces
-	}
-	return cs, nil
-}
-
-func criRecordOf(c e2e.StageCall) *criRecord {
-	r := &criRecord{Stage: c.Stage, State: c.State}
-	if c.Config == nil {
-		r.SpecError = "config.json was not readable from the hook"
-		return r
-	}
-	spec, err := decodeCRISpec(c.Config)
-	if err != nil {
-		r.SpecError = err.Error()
-	}
-	r.Spec = spec
-	return r
-}
-
-const crioCaptureHow = "test/e2e's StageLogger (a shell script) registered in CRI-O's hooks_dir at every " +
-	"stage, one hooks.d entry per stage; it keeps the state from stdin as written and copies the " +
-	"bundle's config.json. CRI-O ran with the test harness's private configuration (StartCRIO: " +
-	"cgroupfs, vfs, runc and conmon from Debian, host-network pods, no CNI, infra container dropped). " +
-	"Rewritten by `go test -tags urfave_cli_no_docs -run 'TestCapture(CRIO|Containerd)' ./test/e2e -args -update-cri-fixtures`."
+const crioCaptureHow = "test/e2e/capturehook registered in CRI-O's hooks_dir at every stage that runs " +
+	"on the host, one hooks.d entry per stage; it keeps the state from stdin as written and what the " +
+	"bundle's config.json says of the container's pod and role. CRI-O ran with the test harness's " +
+	"private configuration (StartCRIO: cgroupfs, vfs, runc and conmon from Debian, host-network " +
+	"pods, no CNI, infra container dropped). " +
+	"Rewritten by `go test -tags urfave_cli_no_docs -run TestCaptureCRIO ./test/e2e -args -update-fixtures`."
 
 const containerdCaptureHow = "containerd runs no hooks.d: each container's bundle config.json " +
 	"($STATE/io.containerd.runtime.v2.task/k8s.io/<id>/config.json) read while it ran, which is " +
-	"what runc was given and what a hook injected into the spec (NRI) would be shown. containerd " +
+	"what runc was given and what a hook injected into the spec (NRI) would be shown, kept as " +
+	"test/e2e/capturehook keeps a config.json (capture.SpecOf). containerd " +
 	"ran with the test harness's private configuration (StartContainerd: version 3, overlayfs, " +
 	"Debian's runc, host-network pods, no CNI, restrict_oom_score_adj). " +
-	"Rewritten by `go test -tags urfave_cli_no_docs -run 'TestCapture(CRIO|Containerd)' ./test/e2e -args -update-cri-fixtures`."
+	"Rewritten by `go test -tags urfave_cli_no_docs -run TestCaptureContainerd ./test/e2e -args -update-fixtures`."
 
-// TestCaptureCRIO runs pods under a real CRI-O with a logging hook at every stage and checks
+// TestCaptureCRIO runs pods under a real CRI-O with capturehook at every host stage and checks
 // what it sends: which stages run on which crictl command (none for the pod's sandbox, none
 // for exec, poststop at rm and never at stop), and the pod's identity on a container of a
 // pod with kubelet's labels and of one without. It compares with lib/identity/testdata's
-// crio-*.json (or rewrites them with -update-cri-fixtures).
+// crio-*.json (or rewrites them with -update-fixtures).
 func TestCaptureCRIO(t *testing.T) {
 	t.Parallel()
-	log := e2e.NewStageLogger(t)
-	crio := e2e.StartCRIO(t, e2e.CRIOOptions{HooksDir: log.HooksDir})
+	buildBinaries(t)
+	hooks := e2e.NewCapturer(t, binaries.capture, e2e.HostStages...)
+	crio := e2e.StartCRIO(t, e2e.CRIOOptions{HooksDir: hooks.HooksDir(t)})
 	versions := []string{criVersion(t, crio.CRI), binVersion(t, "crio"), binVersion(t, "runc"), binVersion(t, "conmon"), binVersion(t, "crictl")}
 
 	for _, tc := range []struct {
@@ -142,19 +55,19 @@ func TestCaptureCRIO(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			spec := e2e.PodSpec{Name: "capture", Namespace: "e2e", UID: tc.uid, Kubelet: tc.kubelet}
-			f := criFixture{Case: tc.name, IDs: criIDs{PodUID: tc.uid}}
-			f.Captured = criCaptured{Versions: versions, How: crioCaptureHow, Configs: map[string]json.RawMessage{}}
-			before, err := log.Calls()
+			f := fixture{Case: tc.name, IDs: fixtureIDs{PodUID: tc.uid}}
+			f.Captured = captured{Versions: versions, How: crioCaptureHow, Configs: map[string]json.RawMessage{}}
+			before, err := hooks.Calls()
 			if err != nil {
 				t.Fatal(err)
 			}
 			seen := len(before)
-			step := func(cmd string, do func() error) []e2e.StageCall {
+			step := func(cmd string, do func() error) []capture.Record {
 				t.Helper()
 				if err := do(); err != nil {
 					t.Fatalf("%s: %v\n%s", cmd, err, crio.DaemonLog())
 				}
-				calls, err := log.Calls()
+				calls, err := hooks.Calls()
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -191,7 +104,7 @@ func TestCaptureCRIO(t *testing.T) {
 			step("crictl stopp <pod>", func() error { return crio.StopPod(pod.ID) })
 			step("crictl rmp <pod>", func() error { return crio.RemovePod(pod.ID) })
 
-			all, err := log.Calls()
+			all, err := hooks.Calls()
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -205,7 +118,7 @@ func TestCaptureCRIO(t *testing.T) {
 			if cr == nil || ps == nil {
 				t.Fatalf("want createRuntime at create or start and poststop at rm; timeline: %+v", f.Timeline)
 			}
-			f.CreateRuntime, f.Poststop = criRecordOf(*cr), criRecordOf(*ps)
+			f.CreateRuntime, f.Poststop = cr, ps
 			checkCRIOIdentity(t, f, tc.kubelet)
 
 			f.About = "A container of a CRI-O pod with kubelet's labels on the sandbox and the container " +
@@ -215,7 +128,7 @@ func TestCaptureCRIO(t *testing.T) {
 			}
 			f.Captured.Configs["POD_JSON"] = readConfig(t, crio.CRI, "pod")
 			f.Captured.Configs["CONTAINER_JSON"] = readConfig(t, crio.CRI, "ctr-app")
-			compareOrWriteCRIFixture(t, f)
+			compareOrWriteFixture(t, f, criView)
 		})
 	}
 
@@ -223,12 +136,12 @@ func TestCaptureCRIO(t *testing.T) {
 	// Where it runs, no hook may run for it; on machines where root lacks CAP_SYS_RESOURCE runc
 	// cannot start it (oom_score_adj -998), and still no hook may have run.
 	t.Run("crio-infra", func(t *testing.T) {
-		before, err := log.Calls()
+		before, err := hooks.Calls()
 		if err != nil {
 			t.Fatal(err)
 		}
 		pod, runErr := crio.RunPod(e2e.PodSpec{Name: "infra", Namespace: "e2e", UID: "6a1f3c2e-0000-4000-8000-0000000000c3", Kubelet: true, PodPIDNamespace: true})
-		after, err := log.Calls()
+		after, err := hooks.Calls()
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -245,9 +158,9 @@ func TestCaptureCRIO(t *testing.T) {
 
 // checkCRIOIdentity checks what the pod's identity rests on: kubelet's labels become
 // annotations of the same names; without them only CRI-O's own keys name the pod.
-func checkCRIOIdentity(t *testing.T, f criFixture, kubelet bool) {
+func checkCRIOIdentity(t *testing.T, f fixture, kubelet bool) {
 	t.Helper()
-	st, err := decodeState(f.CreateRuntime.State)
+	st, err := f.CreateRuntime.DecodeState()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -267,7 +180,7 @@ func checkCRIOIdentity(t *testing.T, f criFixture, kubelet bool) {
 			t.Errorf("the sandbox name %q does not hold the pod's UID", a["io.kubernetes.cri-o.SandboxName"])
 		}
 	}
-	ps, err := decodeState(f.Poststop.State)
+	ps, err := f.Poststop.DecodeState()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -278,7 +191,7 @@ func checkCRIOIdentity(t *testing.T, f criFixture, kubelet bool) {
 
 // TestCaptureContainerd runs a pod with kubelet's labels under a real containerd and reads the
 // bundles of its sandbox (pause) container and of an app container, and compares them with
-// lib/identity/testdata's containerd-*.json (or rewrites them with -update-cri-fixtures).
+// lib/identity/testdata's containerd-*.json (or rewrites them with -update-fixtures).
 func TestCaptureContainerd(t *testing.T) {
 	t.Parallel()
 	c := e2e.StartContainerd(t, e2e.ContainerdOptions{})
@@ -292,7 +205,7 @@ func TestCaptureContainerd(t *testing.T) {
 	if err != nil {
 		t.Fatalf("%v\n%s", err, c.DaemonLog())
 	}
-	captured := criCaptured{Versions: versions, How: containerdCaptureHow,
+	how := captured{Versions: versions, How: containerdCaptureHow,
 		Commands: []string{"crictl runp $POD_JSON", "crictl create <pod> $CONTAINER_JSON $POD_JSON", "crictl start <self>"},
 		Configs:  map[string]json.RawMessage{"POD_JSON": readConfig(t, c.CRI, "pod"), "CONTAINER_JSON": readConfig(t, c.CRI, "ctr-app")}}
 	for _, tc := range []struct {
@@ -306,7 +219,7 @@ func TestCaptureContainerd(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			spec, err := decodeCRISpec(raw)
+			spec, err := capture.SpecOf(raw)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -315,46 +228,11 @@ func TestCaptureContainerd(t *testing.T) {
 				t.Errorf("bundle annotations: type %q, sandbox %q, uid %q; want %s, %s, %s", a[identity.ContainerdContainerType],
 					a[identity.ContainerdSandboxID], a[identity.ContainerdPodUID], tc.typ, pod.ID, uid)
 			}
-			f := criFixture{Case: tc.name, About: tc.about, Captured: captured,
-				IDs:    criIDs{Self: tc.self, Pod: pod.ID, Infra: pod.ID, PodUID: uid},
-				Bundle: &criRecord{Stage: "bundle", Spec: spec}}
-			compareOrWriteCRIFixture(t, f)
+			f := fixture{Case: tc.name, About: tc.about, Captured: how,
+				IDs:    fixtureIDs{Self: tc.self, Pod: pod.ID, Infra: pod.ID, PodUID: uid},
+				Bundle: &capture.Record{Stage: "bundle", Spec: spec}}
+			compareOrWriteFixture(t, f, criView)
 		})
-	}
-}
-
-// compareOrWriteCRIFixture rewrites the fixture under -update-cri-fixtures; otherwise it
-// compares what identity rests on with the stored one.
-func compareOrWriteCRIFixture(t *testing.T, got criFixture) {
-	t.Helper()
-	path := filepath.Join(criFixtureDir, got.Case+".json")
-	if *updateCRIFixtures {
-		b, err := json.MarshalIndent(got, "", "\t")
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(path, append(b, '\n'), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		t.Logf("wrote %s", path)
-		return
-	}
-	b, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (make it with -update-cri-fixtures)", err)
-	}
-	var want criFixture
-	if err := json.Unmarshal(b, &want); err != nil {
-		t.Fatalf("%s: %v", path, err)
-	}
-	gotView, wantView := criView(t, got), criView(t, want)
-	for _, k := range slices.Sorted(maps.Keys(wantView)) {
-		if gotView[k] != wantView[k] {
-			t.Errorf("%s: %s: the runtime sent %q, the fixture has %q", got.Case, k, gotView[k], wantView[k])
-		}
-	}
-	if t.Failed() {
-		t.Logf("%s: if the runtime changed, rewrite the fixtures with -update-cri-fixtures and review the identity code", path)
 	}
 }
 
@@ -372,7 +250,7 @@ var criViewKeys = []string{
 // <self>, <pod> and <uid> so that two captures compare: the timeline, the set of annotation
 // keys, the values of criViewKeys, the state's status and whether it has a pid, and what
 // identity makes of the annotations.
-func criView(t *testing.T, f criFixture) map[string]string {
+func criView(t *testing.T, f fixture) map[string]string {
 	t.Helper()
 	norm := func(s string) string {
 		for from, to := range map[string]string{f.IDs.Self: "<self>", f.IDs.Pod: "<pod>", f.IDs.PodUID: "<uid>"} {
@@ -398,12 +276,12 @@ func criView(t *testing.T, f criFixture) map[string]string {
 			view[what+" "+k] = norm(v)
 		}
 	}
-	for _, r := range []*criRecord{f.CreateRuntime, f.Poststop, f.Bundle} {
+	for _, r := range []*capture.Record{f.CreateRuntime, f.Poststop, f.Bundle} {
 		if r == nil {
 			continue
 		}
 		if r.State != nil {
-			st, err := decodeState(r.State)
+			st, err := r.DecodeState()
 			if err != nil {
 				t.Fatalf("%s: %v", f.Case, err)
 			}
@@ -425,15 +303,7 @@ func criView(t *testing.T, f criFixture) map[string]string {
 	return view
 }
 
-func decodeState(raw json.RawMessage) (specs.State, error) {
-	var st specs.State
-	if err := json.Unmarshal(raw, &st); err != nil {
-		return st, fmt.Errorf("decode state %s: %w", raw, err)
-	}
-	return st, nil
-}
-
-func findCall(calls []e2e.StageCall, stage, id string) *e2e.StageCall {
+func findCall(calls []capture.Record, stage, id string) *capture.Record {
 	for i := range calls {
 		if calls[i].Stage == stage && calls[i].ID == id {
 			return &calls[i]
@@ -442,7 +312,7 @@ func findCall(calls []e2e.StageCall, stage, id string) *e2e.StageCall {
 	return nil
 }
 
-func stagesOf(calls []e2e.StageCall) []string {
+func stagesOf(calls []capture.Record) []string {
 	var s []string
 	for _, c := range calls {
 		s = append(s, c.Stage)

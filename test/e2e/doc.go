@@ -7,8 +7,9 @@
 // (NewRuntime), drives podman with private storage (Podman), its pods included (CreatePod),
 // and reads the threads in a container's cgroup (CgroupTasks). HookRecorder is a hook that
 // records the state each runtime passes on stdin; Capturer runs capturehook, which also keeps
-// what the bundle's config.json says of the container's pod and role: lib/identity's fixtures
-// are its records.
+// what the bundle's config.json says of the container's pod and role, at the stages it is
+// given (HostStages for all of them), through bundle hooks (runc, crun) or a hooks.d directory
+// (podman, CRI-O): lib/identity's fixtures are its records (package capture).
 //
 // StartCRIO and StartContainerd run a real CRI-O or containerd of the test's own (built by
 // test/runtimes/*.sh into a cache, `make runtimes`; RuntimeBins finds them), every path
@@ -17,9 +18,8 @@
 // (RunPod, CreateContainer, Start, Exec, Stop, Remove, StopPod, RemovePod), and everything is
 // removed when the test ends. A CRI-O can be stopped (SIGTERM, or SIGKILL for a crash) and
 // started again on the same state while its containers run on (StopDaemon, StartDaemon,
-// Restart). StageLogger is a hooks.d logging hook at every stage, for what
-// CRI-O really sends; containerd, which runs no hooks.d, shows its specs as bundles
-// (Containerd.BundleSpec).
+// Restart). What CRI-O really sends is captured by a Capturer in its hooks_dir; containerd,
+// which runs no hooks.d, shows its specs as bundles (Containerd.BundleSpec).
 //
 // Everything here needs root. Where a precondition is missing (not root, a runtime or
 // busybox-static not installed, CRI-O or containerd not built) the test is skipped, unless

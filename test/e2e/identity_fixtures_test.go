@@ -1,51 +1,15 @@
 package e2e_test
 
 import (
-	"encoding/json"
-	"flag"
 	"fmt"
-	"maps"
-	"os"
 	"os/exec"
-	"path/filepath"
-	"slices"
 	"strings"
 	"testing"
 
 	"github.com/resctrl-mon/resctrl-mon/lib/identity"
 	"github.com/resctrl-mon/resctrl-mon/test/e2e"
+	"github.com/resctrl-mon/resctrl-mon/test/e2e/capture"
 )
-
-var updateFixtures = flag.Bool("update-fixtures", false,
-	"TestIdentityFixtures: rewrite lib/identity/testdata from what the runtimes send, instead of comparing")
-
-// fixtureDir holds what each runtime sent, one file per case; lib/identity's TestFixtures
-// reads them.
-const fixtureDir = "../../lib/identity/testdata"
-
-// fixture is one file of fixtureDir: one container, as its runtime showed it to a hook.
-type fixture struct {
-	Case     string   `json:"case"`
-	About    string   `json:"about"`
-	Captured captured `json:"captured"`
-	// IDs are the container's own ID and, for a pod member or infra, the pod's and the infra
-	// container's, as podman reported them.
-	IDs           fixtureIDs        `json:"ids"`
-	CreateRuntime e2e.CaptureRecord `json:"createRuntime"`
-	Poststop      e2e.CaptureRecord `json:"poststop"`
-}
-
-type captured struct {
-	Versions []string `json:"versions"`
-	Commands []string `json:"commands"`
-	How      string   `json:"how"`
-}
-
-type fixtureIDs struct {
-	Self  string `json:"self"`
-	Pod   string `json:"pod,omitempty"`
-	Infra string `json:"infra,omitempty"`
-}
 
 const captureHow = "test/e2e/capturehook as createRuntime and poststop hooks (podman: a hooks.d " +
 	"directory given with --hooks-dir; runc, crun: config.json); rewritten by " +
@@ -88,21 +52,7 @@ func TestIdentityFixtures(t *testing.T) {
 		t.Run(sc.name, func(t *testing.T) {
 			t.Parallel()
 			for _, got := range sc.run(t, e2e.NewCapturer(t, binaries.capture), rootfs) {
-				path := filepath.Join(fixtureDir, got.Case+".json")
-				if *updateFixtures {
-					writeFixture(t, path, got)
-					continue
-				}
-				want := readFixture(t, path)
-				gotView, wantView := identityView(t, got), identityView(t, want)
-				for _, k := range slices.Sorted(maps.Keys(wantView)) {
-					if gotView[k] != wantView[k] {
-						t.Errorf("%s: %s: the runtime sent %q, the fixture has %q", got.Case, k, gotView[k], wantView[k])
-					}
-				}
-				if t.Failed() {
-					t.Logf("%s: %s; if the runtime changed, rewrite the fixtures with -update-fixtures and review the identity code", got.Case, path)
-				}
+				compareOrWriteFixture(t, got, identityView)
 			}
 		})
 	}
@@ -121,7 +71,10 @@ func identityView(t *testing.T, f fixture) map[string]string {
 		return s
 	}
 	view := map[string]string{}
-	for _, rec := range []e2e.CaptureRecord{f.CreateRuntime, f.Poststop} {
+	for _, rec := range []*capture.Record{f.CreateRuntime, f.Poststop} {
+		if rec == nil {
+			t.Fatalf("%s: no createRuntime or no poststop record", f.Case)
+		}
 		st, err := rec.DecodeState()
 		if err != nil {
 			t.Fatalf("%s: %v", f.Case, err)
@@ -156,7 +109,7 @@ func identityView(t *testing.T, f fixture) map[string]string {
 func captureDirect(t *testing.T, c *e2e.Capturer, rootfs, runtime string) []fixture {
 	r := newRuntime(t, runtime)
 	id := "capture-" + runtime
-	b := e2e.NewBundle(t, rootfs, e2e.BundleOptions{Args: []string{"sleep", "600"}, Hooks: c.Hooks()})
+	b := e2e.NewBundle(t, rootfs, e2e.BundleOptions{Args: []string{"sleep", "600"}, Hooks: c.Hooks(t)})
 	if err := r.Run(id, b); err != nil {
 		t.Fatal(err)
 	}
@@ -264,17 +217,17 @@ func podmanCaptured(t *testing.T, pm *e2e.PodmanRunner, rootfs string, c *e2e.Ca
 }
 
 // waitCapture returns the createRuntime and poststop records of container id.
-func waitCapture(t *testing.T, c *e2e.Capturer, id string) (cr, ps e2e.CaptureRecord) {
+func waitCapture(t *testing.T, c *e2e.Capturer, id string) (cr, ps *capture.Record) {
 	t.Helper()
-	cr, err := c.Wait(id, "createRuntime")
+	crRec, err := c.Wait(id, "createRuntime")
 	if err != nil {
 		t.Fatal(err)
 	}
-	ps, err = c.Wait(id, "poststop")
+	psRec, err := c.Wait(id, "poststop")
 	if err != nil {
 		t.Fatal(err)
 	}
-	return cr, ps
+	return &crRec, &psRec
 }
 
 // version is the first line of `bin --version`; Debian keeps runc in /usr/sbin, which a
@@ -290,29 +243,4 @@ func version(t *testing.T, bin string) string {
 	}
 	line, _, _ := strings.Cut(string(out), "\n")
 	return line
-}
-
-func writeFixture(t *testing.T, path string, f fixture) {
-	t.Helper()
-	b, err := json.MarshalIndent(f, "", "\t")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(path, append(b, '\n'), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	t.Logf("wrote %s", path)
-}
-
-func readFixture(t *testing.T, path string) fixture {
-	t.Helper()
-	b, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (make it with -update-fixtures)", err)
-	}
-	var f fixture
-	if err := json.Unmarshal(b, &f); err != nil {
-		t.Fatalf("%s: %v", path, err)
-	}
-	return f
 }

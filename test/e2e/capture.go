@@ -69,11 +69,13 @@ func (c *Capturer) Hooks(t testing.TB) *specs.Hooks {
 
 // HooksDir writes a hooks.d directory (podman --hooks-dir, CRI-O's hooks_dir) with one entry
 // per stage, as a package would install them: when always. One entry per stage, so that each
-// call says at which stage the runtime made it.
+// call says at which stage the entry was registered. The entries' names sort in the order of
+// Stages: CRI-O was seen to run its prestart and createRuntime entries in the order of their
+// file names, whatever their stages.
 func (c *Capturer) HooksDir(t testing.TB) string {
 	t.Helper()
 	dir := t.TempDir()
-	for _, stage := range c.Stages {
+	for i, stage := range c.Stages {
 		entry := struct {
 			Version string          `json:"version"`
 			Hook    specs.Hook      `json:"hook"`
@@ -84,7 +86,7 @@ func (c *Capturer) HooksDir(t testing.TB) string {
 		if err != nil {
 			t.Fatalf("e2e: encode hooks.d entry: %v", err)
 		}
-		if err := os.WriteFile(filepath.Join(dir, "capture-"+stage+".json"), data, 0o644); err != nil {
+		if err := os.WriteFile(filepath.Join(dir, fmt.Sprintf("%02d-capture-%s.json", i, stage)), data, 0o644); err != nil {
 			t.Fatalf("e2e: write hooks.d entry: %v", err)
 		}
 	}

@@ -22,6 +22,8 @@ import (
 	"strings"
 
 	"github.com/intel/goresctrl/pkg/monitor"
+
+	"github.com/resctrl-mon/resctrl-mon/lib/clip"
 )
 
 // Annotation keys, by runtime.
@@ -179,7 +181,7 @@ func FromAnnotations(id string, a map[string]string) (Identity, error) {
 		return Identity{}, fmt.Errorf("%w: %s pod without a sandbox id", ErrMismatch, idn.Runtime)
 	}
 	if !IsSandboxID(idn.SandboxID) {
-		return Identity{}, fmt.Errorf("%w: sandbox id %q is not 64 lowercase hex digits", ErrBadAnnotation, clip(idn.SandboxID))
+		return Identity{}, fmt.Errorf("%w: sandbox id %q is not 64 lowercase hex digits", ErrBadAnnotation, clip.String(idn.SandboxID))
 	}
 	for what, v := range map[string]string{"namespace": idn.Namespace, "pod name": idn.PodName, "container name": idn.ContainerName} {
 		// kubelet names a pod's sandbox container "POD" (its io.kubernetes.container.name
@@ -188,7 +190,7 @@ func FromAnnotations(id string, a map[string]string) (Identity, error) {
 			continue
 		}
 		if v != "" && !isName(v) {
-			return Identity{}, fmt.Errorf("%w: %s %q is not a Kubernetes name", ErrBadAnnotation, what, clip(v))
+			return Identity{}, fmt.Errorf("%w: %s %q is not a Kubernetes name", ErrBadAnnotation, what, clip.String(v))
 		}
 	}
 	return idn, nil
@@ -200,7 +202,7 @@ func setType(idn *Identity, id, typ, key string) error {
 	switch typ {
 	case "sandbox":
 		if idn.SandboxID != id {
-			return fmt.Errorf("%w: %s=sandbox but the sandbox id is %q, not the container's own", ErrMismatch, key, clip(idn.SandboxID))
+			return fmt.Errorf("%w: %s=sandbox but the sandbox id is %q, not the container's own", ErrMismatch, key, clip.String(idn.SandboxID))
 		}
 		idn.Sandbox = true
 	case "container", "":
@@ -208,7 +210,7 @@ func setType(idn *Identity, id, typ, key string) error {
 			return fmt.Errorf("%w: a container that is its own sandbox is not marked %s=sandbox", ErrMismatch, key)
 		}
 	default:
-		return fmt.Errorf("%w %s: %q is neither sandbox nor container", ErrBadAnnotation, key, clip(typ))
+		return fmt.Errorf("%w %s: %q is neither sandbox nor container", ErrBadAnnotation, key, clip.String(typ))
 	}
 	return nil
 }
@@ -218,7 +220,7 @@ func setUID(idn *Identity, key, uid string) error {
 		return fmt.Errorf("%w: %s pod without %s", ErrMismatch, idn.Runtime, key)
 	}
 	if !monitor.PodUIDValidator(uid) {
-		return fmt.Errorf("%w %s: %q is not a pod UID", ErrBadAnnotation, key, clip(uid))
+		return fmt.Errorf("%w %s: %q is not a pod UID", ErrBadAnnotation, key, clip.String(uid))
 	}
 	idn.PodUID = canonical(uid)
 	return nil
@@ -238,13 +240,13 @@ func setCRIOPod(idn *Identity, uid, sandboxName string) error {
 	if uid == "" {
 		uid = nameUID
 	} else if canonical(uid) != canonical(nameUID) {
-		return fmt.Errorf("%w: %s %q differs from the pod UID %q in %s", ErrMismatch, CRIOPodUID, clip(uid), nameUID, CRIOSandboxName)
+		return fmt.Errorf("%w: %s %q differs from the pod UID %q in %s", ErrMismatch, CRIOPodUID, clip.String(uid), nameUID, CRIOSandboxName)
 	}
 	for what, pair := range map[string][2]*string{"namespace": {&idn.Namespace, &ns}, "name": {&idn.PodName, &name}} {
 		if *pair[0] == "" {
 			*pair[0] = *pair[1]
 		} else if *pair[0] != *pair[1] {
-			return fmt.Errorf("%w: the pod %s %q differs from %q in %s", ErrMismatch, what, clip(*pair[0]), clip(*pair[1]), CRIOSandboxName)
+			return fmt.Errorf("%w: the pod %s %q differs from %q in %s", ErrMismatch, what, clip.String(*pair[0]), clip.String(*pair[1]), CRIOSandboxName)
 		}
 	}
 	return setUID(idn, CRIOSandboxName, uid)
@@ -255,16 +257,16 @@ func setCRIOPod(idn *Identity, uid, sandboxName string) error {
 func ParseCRIOSandboxName(s string) (name, namespace, uid string, err error) {
 	f := strings.Split(s, "_")
 	if len(f) != 5 || f[0] != "k8s" {
-		return "", "", "", fmt.Errorf("%w %s: %q is not k8s_<name>_<namespace>_<uid>_<attempt>", ErrBadAnnotation, CRIOSandboxName, clip(s))
+		return "", "", "", fmt.Errorf("%w %s: %q is not k8s_<name>_<namespace>_<uid>_<attempt>", ErrBadAnnotation, CRIOSandboxName, clip.String(s))
 	}
 	if _, aerr := strconv.ParseUint(f[4], 10, 32); aerr != nil {
-		return "", "", "", fmt.Errorf("%w %s: attempt %q is not a number", ErrBadAnnotation, CRIOSandboxName, clip(f[4]))
+		return "", "", "", fmt.Errorf("%w %s: attempt %q is not a number", ErrBadAnnotation, CRIOSandboxName, clip.String(f[4]))
 	}
 	if !isName(f[1]) || !isName(f[2]) {
-		return "", "", "", fmt.Errorf("%w %s: %q or %q is not a Kubernetes name", ErrBadAnnotation, CRIOSandboxName, clip(f[1]), clip(f[2]))
+		return "", "", "", fmt.Errorf("%w %s: %q or %q is not a Kubernetes name", ErrBadAnnotation, CRIOSandboxName, clip.String(f[1]), clip.String(f[2]))
 	}
 	if !monitor.PodUIDValidator(f[3]) {
-		return "", "", "", fmt.Errorf("%w %s: %q is not a pod UID", ErrBadAnnotation, CRIOSandboxName, clip(f[3]))
+		return "", "", "", fmt.Errorf("%w %s: %q is not a pod UID", ErrBadAnnotation, CRIOSandboxName, clip.String(f[3]))
 	}
 	return f[1], f[2], f[3], nil
 }
@@ -280,21 +282,13 @@ func checkLabels(labels, uid string) error {
 		return fmt.Errorf("%w %s: %w", ErrBadAnnotation, CRIOLabels, err)
 	}
 	if v, ok := l[CRIOPodUID]; ok && canonical(v) != uid {
-		return fmt.Errorf("%w: %s %q differs from the pod UID %q in %s", ErrMismatch, CRIOPodUID, uid, clip(v), CRIOLabels)
+		return fmt.Errorf("%w: %s %q differs from the pod UID %q in %s", ErrMismatch, CRIOPodUID, uid, clip.String(v), CRIOLabels)
 	}
 	return nil
 }
 
 // canonical is the lowercase dashed form that consumers select groups by.
 func canonical(uid string) string { return monitor.CanonicalizePodUID(uid) }
-
-// clip keeps error messages readable when a value is huge.
-func clip(s string) string {
-	if len(s) > 80 {
-		return s[:80] + "..."
-	}
-	return s
-}
 
 // IsSandboxID reports whether s is a sandbox id as runtimes make them: 64 lowercase hex
 // digits. (Loops, not regexps: a hook pays for every package init on every call.)

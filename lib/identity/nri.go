@@ -4,6 +4,8 @@ import (
 	"fmt"
 
 	"github.com/intel/goresctrl/pkg/monitor"
+
+	"github.com/resctrl-mon/resctrl-mon/lib/clip"
 )
 
 // PodSandbox is what a runtime itself tells an NRI plugin about a pod (NRI's api.PodSandbox):
@@ -23,17 +25,17 @@ type PodSandbox struct {
 // something that does not add up.
 func FromPodSandbox(p PodSandbox) (Identity, error) {
 	if p.UID == "" {
-		return Identity{}, fmt.Errorf("%w: the runtime's pod %q has no UID", ErrMismatch, clip(p.Name))
+		return Identity{}, fmt.Errorf("%w: the runtime's pod %q has no UID", ErrMismatch, clip.String(p.Name))
 	}
 	if !monitor.PodUIDValidator(p.UID) {
-		return Identity{}, fmt.Errorf("%w: pod UID %q is not a pod UID", ErrBadAnnotation, clip(p.UID))
+		return Identity{}, fmt.Errorf("%w: pod UID %q is not a pod UID", ErrBadAnnotation, clip.String(p.UID))
 	}
 	if !IsSandboxID(p.ID) {
-		return Identity{}, fmt.Errorf("%w: sandbox id %q is not 64 lowercase hex digits", ErrBadAnnotation, clip(p.ID))
+		return Identity{}, fmt.Errorf("%w: sandbox id %q is not 64 lowercase hex digits", ErrBadAnnotation, clip.String(p.ID))
 	}
 	for what, v := range map[string]string{"namespace": p.Namespace, "pod name": p.Name} {
 		if v != "" && !isName(v) {
-			return Identity{}, fmt.Errorf("%w: %s %q is not a Kubernetes name", ErrBadAnnotation, what, clip(v))
+			return Identity{}, fmt.Errorf("%w: %s %q is not a Kubernetes name", ErrBadAnnotation, what, clip.String(v))
 		}
 	}
 	return Identity{Runtime: NRI, PodUID: canonical(p.UID), SandboxID: p.ID, Namespace: p.Namespace, PodName: p.Name}, nil

@@ -11,6 +11,8 @@ import (
 	"path/filepath"
 
 	specs "github.com/opencontainers/runtime-spec/specs-go"
+
+	"github.com/resctrl-mon/resctrl-mon/lib/clip"
 )
 
 // MaxStateSize bounds the state JSON. A real one is a few KB (annotations included); the
@@ -44,13 +46,13 @@ func ReadState(r io.Reader) (specs.State, error) {
 		return specs.State{}, fmt.Errorf("%w: %w", ErrBadState, err)
 	}
 	if !ValidContainerID(s.ID) {
-		return specs.State{}, fmt.Errorf("%w: container id %q is not a valid id", ErrBadState, clip(s.ID))
+		return specs.State{}, fmt.Errorf("%w: container id %q is not a valid id", ErrBadState, clip.String(s.ID))
 	}
 	if s.Pid < 0 {
 		return specs.State{}, fmt.Errorf("%w: negative pid %d", ErrBadState, s.Pid)
 	}
 	if s.Bundle != "" && !filepath.IsAbs(s.Bundle) {
-		return specs.State{}, fmt.Errorf("%w: bundle %q is not an absolute path", ErrBadState, clip(s.Bundle))
+		return specs.State{}, fmt.Errorf("%w: bundle %q is not an absolute path", ErrBadState, clip.String(s.Bundle))
 	}
 	return s, nil
 }
@@ -118,11 +120,4 @@ func ValidContainerID(id string) bool {
 		}
 	}
 	return true
-}
-
-func clip(s string) string {
-	if len(s) > 80 {
-		return s[:80] + "..."
-	}
-	return s
 }

@@ -11,6 +11,8 @@ import (
 	"strings"
 
 	"github.com/moby/sys/mountinfo"
+
+	"github.com/resctrl-mon/resctrl-mon/lib/clip"
 )
 
 // Host reads a machine's cgroup v2 facts through a procfs mount.
@@ -46,7 +48,7 @@ func ParseCgroup(r io.Reader) (string, error) {
 	for sc.Scan() {
 		if p, ok := strings.CutPrefix(sc.Text(), "0::"); ok {
 			if !strings.HasPrefix(p, "/") {
-				return "", fmt.Errorf("cgroup v2 path %q is not absolute", clip(p))
+				return "", fmt.Errorf("cgroup v2 path %q is not absolute", clip.String(p))
 			}
 			return p, nil
 		}

@@ -6,6 +6,8 @@ import (
 	"io"
 	"strconv"
 	"strings"
+
+	"github.com/resctrl-mon/resctrl-mon/lib/clip"
 )
 
 // Resource is what tasks stall on; its pressure file is <resource>.pressure.
@@ -108,7 +110,7 @@ func parseLine(s string) (Line, error) {
 	for _, kv := range strings.Fields(s) {
 		k, v, ok := strings.Cut(kv, "=")
 		if !ok {
-			return Line{}, fmt.Errorf("%q is not key=value", clip(kv))
+			return Line{}, fmt.Errorf("%q is not key=value", clip.String(kv))
 		}
 		var i int
 		var err error
@@ -155,11 +157,11 @@ func parseAvg(v string) (float64, error) {
 		case c == '.':
 			dots++
 		default:
-			return 0, fmt.Errorf("%q is not a decimal number", clip(v))
+			return 0, fmt.Errorf("%q is not a decimal number", clip.String(v))
 		}
 	}
 	if digits == 0 || dots > 1 {
-		return 0, fmt.Errorf("%q is not a decimal number", clip(v))
+		return 0, fmt.Errorf("%q is not a decimal number", clip.String(v))
 	}
 	f, err := strconv.ParseFloat(v, 64)
 	if err != nil {
@@ -187,11 +189,3 @@ func Format(p Pressure) string {
 }
 
 func formatAvg(f float64) string { return strconv.FormatFloat(f, 'f', -1, 64) }
-
-// clip keeps error messages readable when the input is garbage.
-func clip(s string) string {
-	if len(s) > 40 {
-		return s[:40] + "…"
-	}
-	return s
-}

@@ -29,6 +29,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/resctrl-mon/resctrl-mon/lib/clip"
 )
 
 // Defaults, the seed's where it had one.
@@ -77,11 +79,11 @@ func ParsePort(s string) (int, error) {
 		return DefaultPort, nil
 	}
 	if len(s) > 5 || strings.TrimLeft(s, "0123456789") != "" {
-		return 0, fmt.Errorf("port %q is not a number from 0 to 65535", clip(s))
+		return 0, fmt.Errorf("port %q is not a number from 0 to 65535", clip.String(s))
 	}
 	n, err := strconv.Atoi(s)
 	if err != nil || n > 65535 {
-		return 0, fmt.Errorf("port %q is not a number from 0 to 65535", clip(s))
+		return 0, fmt.Errorf("port %q is not a number from 0 to 65535", clip.String(s))
 	}
 	return n, nil
 }
@@ -95,7 +97,7 @@ func (c Config) Validate() error {
 	if _, _, err := net.SplitHostPort(c.Address); err == nil {
 		errs = append(errs, fmt.Errorf("address %q holds a port: give the port with --port or PORT", c.Address))
 	} else if strings.ContainsAny(c.Address, " \t\n/") {
-		errs = append(errs, fmt.Errorf("address %q is not a host name or IP address", clip(c.Address)))
+		errs = append(errs, fmt.Errorf("address %q is not a host name or IP address", clip.String(c.Address)))
 	}
 	if c.Proc == "" || !filepath.IsAbs(c.Proc) {
 		errs = append(errs, fmt.Errorf("proc %q is not an absolute path", c.Proc))
@@ -107,7 +109,7 @@ func (c Config) Validate() error {
 		errs = append(errs, errors.New("give --pid or --container-name, not both"))
 	}
 	if c.ContainerName != "" && !isContainerName(c.ContainerName) {
-		errs = append(errs, fmt.Errorf("container name %q is not a Kubernetes container name (lowercase letters, digits and '-', at most 63)", clip(c.ContainerName)))
+		errs = append(errs, fmt.Errorf("container name %q is not a Kubernetes container name (lowercase letters, digits and '-', at most 63)", clip.String(c.ContainerName)))
 	}
 	if c.PID == 0 && c.ContainerName == "" {
 		if !filepath.IsAbs(c.FlagPath) || filepath.Clean(c.FlagPath) != c.FlagPath || c.FlagPath == "/" {
@@ -156,11 +158,4 @@ func isContainerName(s string) bool {
 		}
 	}
 	return true
-}
-
-func clip(s string) string {
-	if len(s) > 40 {
-		return s[:40] + "…"
-	}
-	return s
 }

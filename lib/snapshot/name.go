@@ -6,6 +6,8 @@ import (
 	"strings"
 	"time"
 	"unicode/utf8"
+
+	"github.com/resctrl-mon/resctrl-mon/lib/clip"
 )
 
 // Name is what a snapshot file's name says: whose life and which end of it. A zero Life is a
@@ -140,12 +142,12 @@ func validName(name string) error {
 	default:
 		return nil
 	}
-	return fmt.Errorf("invalid group name %q: %s", clip(name), why)
+	return fmt.Errorf("invalid group name %q: %s", clip.String(name), why)
 }
 
 func validKind(k Kind) error {
 	if k != Begin && k != End {
-		return fmt.Errorf("kind %q, want %q or %q", clip(string(k)), Begin, End)
+		return fmt.Errorf("kind %q, want %q or %q", clip.String(string(k)), Begin, End)
 	}
 	return nil
 }

@@ -8,6 +8,8 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+
+	"github.com/resctrl-mon/resctrl-mon/lib/clip"
 )
 
 // Read parses one snapshot file. It is a parser of outside input: size-limited (1 MiB:
@@ -60,7 +62,7 @@ func readFile(path string) (Snapshot, error) {
 	}
 	if want, got := FileName(s.Group, s.Life, s.Kind), filepath.Base(path); got != want {
 		return Snapshot{}, fmt.Errorf("file name %q does not match its group %q, life and kind %q (want %q)",
-			clip(got), clip(s.Group), s.Kind, clip(want))
+			clip.String(got), clip.String(s.Group), s.Kind, clip.String(want))
 	}
 	return s, nil
 }
@@ -81,7 +83,7 @@ func decode(r io.Reader) (Snapshot, error) {
 	// json.Unmarshal would accept null as "nothing to do" and report an array in Go type
 	// terms; say plainly what a snapshot must be.
 	if trimmed[0] != '{' {
-		return Snapshot{}, fmt.Errorf("not a JSON object (starts with %q)", clip(string(trimmed[:min(len(trimmed), 20)])))
+		return Snapshot{}, fmt.Errorf("not a JSON object (starts with %q)", clip.String(string(trimmed[:min(len(trimmed), 20)])))
 	}
 	// life is decoded apart: version 1 did not define it, so in a version 1 file it is an
 	// unknown field, ignored whatever it holds.

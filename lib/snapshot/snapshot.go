@@ -8,6 +8,8 @@ import (
 	"path/filepath"
 	"strings"
 	"time"
+
+	"github.com/resctrl-mon/resctrl-mon/lib/clip"
 )
 
 // Kind of a snapshot file.
@@ -174,7 +176,7 @@ func validate(s *Snapshot) error {
 	for i, u := range s.Unavailable {
 		domain, name, ok := strings.Cut(u, "/")
 		if !ok || validPart(domain) != nil || validPart(name) != nil {
-			return fmt.Errorf("unavailable %d: %q is not \"domain/name\"", i, clip(u))
+			return fmt.Errorf("unavailable %d: %q is not \"domain/name\"", i, clip.String(u))
 		}
 	}
 	return nil
@@ -187,16 +189,7 @@ func validPart(p string) error {
 	case p == "":
 		return errors.New("missing")
 	case strings.ContainsRune(p, '/'):
-		return fmt.Errorf("%q contains '/'", clip(p))
+		return fmt.Errorf("%q contains '/'", clip.String(p))
 	}
 	return nil
-}
-
-// clip shortens outside input quoted in error messages.
-func clip(s string) string {
-	const n = 80
-	if len(s) <= n {
-		return s
-	}
-	return s[:n] + "..."
 }

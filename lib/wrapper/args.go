@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/resctrl-mon/resctrl-mon/lib/clip"
 	"github.com/resctrl-mon/resctrl-mon/lib/ocistate"
 )
 
@@ -84,7 +85,7 @@ func ParseArgs(args []string) Command {
 		c.Err = scanExec(rest, &c)
 	}
 	if c.Err == nil && !c.Help && acting[c.Name] && !ocistate.ValidContainerID(c.ContainerID) {
-		c.Err = fmt.Errorf("%w: %s: container id %q is not a valid id", ErrUnreadable, c.Name, clip(c.ContainerID))
+		c.Err = fmt.Errorf("%w: %s: container id %q is not a valid id", ErrUnreadable, c.Name, clip.String(c.ContainerID))
 	}
 	return c
 }
@@ -254,11 +255,3 @@ func readCluster(letters string, fs flagSet) (flag, error) {
 }
 
 func isHelp(name string) bool { return name == "help" || name == "h" || name == "?" || name == "usage" }
-
-// clip shortens s for an error message.
-func clip(s string) string {
-	if len(s) > 80 {
-		return s[:80] + "..."
-	}
-	return s
-}

@@ -67,12 +67,14 @@ func (m *Manager) Place(p Placement) (out Outcome, err error) {
 	if out.Pod == "" {
 		out.Pod = name
 	}
-	// A pid that is gone is bad input: find out before a group is made for it.
-	if _, err := procfs.Threads(p.Pid); err != nil {
+	// A pid that is gone is bad input: find out before a group is made for it. Its start
+	// time, read once here, identifies the init in the record.
+	st, err := procfs.ReadStat(p.Pid)
+	if err != nil {
 		return out, fmt.Errorf("%w: %w", ErrBadInput, err)
 	}
 	out.Group = GroupPath(p.Class, name)
-	created, err := m.reserve(p, name, &out)
+	created, err := m.reserve(p, name, st, &out)
 	if err != nil {
 		return out, err
 	}
@@ -110,8 +112,8 @@ func (m *Manager) placeLate(name string, p Placement) (int, error) {
 }
 
 // reserve makes sure the pod's group exists and records the container in it, under the
-// pod's lock. created is true when this call made the group.
-func (m *Manager) reserve(p Placement, name string, out *Outcome) (created bool, err error) {
+// pod's lock. created is true when this call made the group. st is the init's stat.
+func (m *Manager) reserve(p Placement, name string, st procfs.Stat, out *Outcome) (created bool, err error) {
 	err = m.store.Update(name, lockTimeout, func(tx *state.Tx) error {
 		if tx.Owned && m.expired(tx.Rec) {
 			// Idle past the retention window: the pod's old life is over and its counts
@@ -131,14 +133,14 @@ func (m *Manager) reserve(p Placement, name string, out *Outcome) (created bool,
 		owned := tx.Owned
 		// Another front end (the hook and the NRI adapter on one node), or a repeated
 		// event, placed this very init already: it is one container, recorded once.
-		again := owned && sameInit(tx.Rec, p.ContainerID, p.Pid)
+		again := owned && sameInit(tx.Rec, p.ContainerID, p.Pid, st.StartTime)
 		if p.Late {
 			tx.Rec.LateAssigned = true
 		}
 		// The container is in the record before mkdir: a process killed between mkdir and
 		// the tasks write then leaves a group reconcile knows is ours (and completes or
 		// removes), not an unprovable orphan holding an RMID forever.
-		m.recordContainer(&tx.Rec, p.ContainerID, p.Pid, p.Cgroup)
+		m.recordContainer(&tx.Rec, p.ContainerID, p.Pid, &st, p.Cgroup)
 		tx.Rec.IdleSince = nil
 		if err := errors.Join(tx.Save(), m.store.BindContainer(p.ContainerID, name)); err != nil {
 			return err
@@ -347,15 +349,16 @@ func (m *Manager) moveThreads(name, class string, pid int, joined bool) (moved, 
 }
 
 // recordContainer remembers the container, its init (by pid and start time: a pid alone is
-// reused) and its cgroup v2 path (for the pressure readers; read from /proc when cg is "").
-func (m *Manager) recordContainer(rec *state.Record, id string, pid int, cg string) {
+// reused; st is the init's stat, nil when it could not be read) and its cgroup v2 path (for
+// the pressure readers; read from /proc when cg is "").
+func (m *Manager) recordContainer(rec *state.Record, id string, pid int, st *procfs.Stat, cg string) {
 	if rec.Containers == nil {
 		rec.Containers = map[string]time.Time{}
 	}
 	if _, ok := rec.Containers[id]; !ok {
 		rec.Containers[id] = m.now().UTC()
 	}
-	if st, err := procfs.ReadStat(pid); err == nil {
+	if st != nil {
 		if rec.Inits == nil {
 			rec.Inits = map[string]state.Init{}
 		}
@@ -374,13 +377,9 @@ func (m *Manager) recordContainer(rec *state.Record, id string, pid int, cg stri
 
 // sameInit reports whether the record holds the container with this very init (pid and
 // start time: a pid alone is reused).
-func sameInit(rec state.Record, id string, pid int) bool {
+func sameInit(rec state.Record, id string, pid int, start uint64) bool {
 	in, ok := rec.Inits[id]
-	if !ok || in.Pid != pid {
-		return false
-	}
-	st, err := procfs.ReadStat(pid)
-	return err == nil && st.StartTime == in.Start
+	return ok && in.Pid == pid && in.Start == start
 }
 
 // forgetContainer takes a container out of a record.

@@ -3,11 +3,14 @@ package lifecycle
 import (
 	"errors"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"strconv"
+	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/resctrl-mon/resctrl-mon/lib/procfs"
 	"github.com/resctrl-mon/resctrl-mon/test/resctrlsim"
@@ -129,5 +132,49 @@ func TestJoinRefusedOutsideTheClass(t *testing.T) {
 				t.Errorf("the record keeps %v, want only c1", rec.Containers)
 			}
 		})
+	}
+}
+
+// runc puts only its init's leader in the container's class: joining a classed pod's group,
+// the leader is placed and the other threads, which the kernel refuses for the class's group
+// and which end at execve, are skipped, as for the pod's first container, through the one
+// pass over the tasks file.
+func TestJoinClassedMultiThreadedInit(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, resctrlsim.Options{}, nil)
+	if err := os.Mkdir(filepath.Join(e.sim.Dir, "gold"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	into := func(pid int) {
+		if err := os.WriteFile(filepath.Join(e.sim.Dir, "gold/tasks"), []byte(strconv.Itoa(pid)), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	first := e.proc()
+	into(first)
+	if out, err := e.place("c1", first, crio(podA, sbA), "gold"); err != nil || out.Action != Created {
+		t.Fatalf("the pod's first container: %+v, %v", out, err)
+	}
+	cmd := exec.Command(os.Args[0])
+	cmd.Env = append(os.Environ(), "LIFECYCLE_TEST_HELPER=threads")
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
+	p := cmd.Process.Pid
+	deadline := time.Now().Add(10 * time.Second)
+	for tids, _ := procfs.Threads(p); len(tids) < 5; tids, _ = procfs.Threads(p) {
+		if time.Now().After(deadline) {
+			t.Fatalf("the helper has %d threads", len(tids))
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	into(p)
+	out, err := e.place("c2", p, crio(podA, sbA), "gold")
+	if err != nil || out.Action != Joined || out.Threads < 1 || !strings.Contains(out.Detail, "outside class gold") {
+		t.Fatalf("a multi-threaded init joining the classed group: %+v, %v", out, err)
+	}
+	if got := e.tasks("gold/mon_groups/" + podA); !slices.Contains(got, p) || !slices.Contains(got, first) {
+		t.Errorf("the class's group holds %v, want the joiner's leader %d and the first init %d", got, p, first)
 	}
 }

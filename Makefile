@@ -91,12 +91,14 @@ fuzz:
 	  done; \
 	done
 
-# Benchmarks print ratios against a baseline measured in the same run.
-bench: deps
+# Benchmarks print ratios against a baseline measured in the same run. The pod-start one
+# needs the real containerd and crictl (built once, cached).
+bench: runtimes
 	$(GO) test $(TAGS) -run XXX -bench . -benchtime 2000x ./test/resctrlsim/
 	$(GO) test $(TAGS) -run XXX -bench Hook -benchtime 200x ./test/e2e/
 	$(GO) test $(TAGS) -run XXX -bench ContainerStart -benchtime 30x ./test/e2e/
 	$(GO) test $(TAGS) -run XXX -bench Wrapper -benchtime 30x ./test/e2e/
+	$(GO) test $(TAGS) -run XXX -bench PodStartNRI -benchtime 30x ./test/e2e/
 	$(GO) test $(TAGS) -run XXX -bench . -benchtime 300x ./lib/wrapper/
 	$(GO) test $(TAGS) -run XXX -bench . -benchtime 3x ./lib/lifecycle/
 	$(GO) test $(TAGS) -run XXX -bench . -benchtime 200x ./lib/state/

@@ -37,19 +37,21 @@ func (m *Manager) Leave(d Departure) (out Outcome, err error) {
 	// A skipped departure still says whose container it was and why it was skipped.
 	out.Pod = d.Pod.PodUID
 	if name == "" {
-		// Not placed by us (skipped, or the state dir was lost): the identity may still
-		// name a group we own.
+		// Not placed by us (skipped, or the state dir was lost), or gone already (NRI sends
+		// StopContainer and then RemoveContainer): the identity may still name a group we
+		// own.
 		var why string
 		if name, why = groupName(m.cfg, d.ContainerID, d.Pod, d.Annotations); name == "" {
 			out.Detail = "not monitored: " + why
 			return out, nil
 		}
+		if o, ok := m.departed(name, d.ContainerID, out); ok {
+			return o, nil
+		}
 	}
 	err = m.store.Update(name, lockTimeout, func(tx *state.Tx) error {
 		if !tx.Owned {
-			// CRI-O's poststop at rmp for a pod whose containers died while it was down,
-			// after reconcile removed the group; a group that was never made.
-			out.Detail = "no group of ours for it (" + name + "): removed already, or never made"
+			out.Detail = notOurs(name)
 			return m.store.UnbindContainer(d.ContainerID)
 		}
 		out.Group, out.Pod = tx.Rec.Path, podOf(tx.Rec)
@@ -74,6 +76,43 @@ func (m *Manager) Leave(d Departure) (out Outcome, err error) {
 		return tx.Save()
 	})
 	return out, err
+}
+
+// notOurs is why a departure was skipped when its group has no record: CRI-O's poststop at
+// rmp for a pod whose containers died while it was down, after reconcile removed the group;
+// a group that was never made.
+func notOurs(name string) string {
+	return "no group of ours for it (" + name + "): removed already, or never made"
+}
+
+// departed answers, without the pod's lock, a departure that would change nothing: the
+// container has no binding and its pod's record (replaced whole by rename, so a read
+// without the lock sees all of one) does not hold it, and no idle clock is to start and no
+// removal is due. out is the outcome so far; ok is false when the departure must go
+// through the lock.
+func (m *Manager) departed(name, id string, out Outcome) (Outcome, bool) {
+	rec, owned, err := m.store.Load(name)
+	switch {
+	case err != nil:
+		return out, false
+	case !owned:
+		out.Detail = notOurs(name)
+		return out, true
+	}
+	_, c := rec.Containers[id]
+	_, i := rec.Inits[id]
+	_, g := rec.Cgroups[id]
+	if c || i || g {
+		return out, false
+	}
+	out.Group, out.Pod, out.Action = rec.Path, podOf(rec), Left
+	if len(rec.Containers) == 0 {
+		if rec.IdleSince == nil || m.cfg.Retention == 0 {
+			return out, false
+		}
+		out.Action = Idle
+	}
+	return out, true
 }
 
 // PodEnd is a pod that is gone: its sandbox's poststop, NRI's RemovePodSandbox.

@@ -67,18 +67,22 @@ func (m *Manager) Place(p Placement) (out Outcome, err error) {
 	if out.Pod == "" {
 		out.Pod = name
 	}
-	// A pid that is gone is bad input: find out before a group is made for it.
-	if _, err := procfs.Threads(p.Pid); err != nil {
+	// A pid that is gone is bad input: find out before a group is made for it. Its start
+	// time, read once here, identifies the init in the record.
+	st, err := procfs.ReadStat(p.Pid)
+	if err != nil {
 		return out, fmt.Errorf("%w: %w", ErrBadInput, err)
 	}
 	out.Group = GroupPath(p.Class, name)
-	created, err := m.reserve(p, name, &out)
+	created, err := m.reserve(p, name, st, &out)
 	if err != nil {
 		return out, err
 	}
 	// The threads move outside the pod's lock: the container is in the record already, so
 	// a concurrent last-stop keeps the group, and other containers of the pod need not wait.
-	n, skipped, err := m.moveThreads(name, p.Class, p.Pid)
+	// A container joining a group that was there (the pod's record proves its class, and
+	// admit held the container to it) needs no class check of its own: see moveThreads.
+	n, skipped, err := m.moveThreads(name, p.Class, p.Pid, !created)
 	out.Threads = n
 	if skipped > 0 {
 		out.Detail = fmt.Sprintf("%d threads outside class %s left (they end at execve)", skipped, p.Class)
@@ -108,8 +112,8 @@ func (m *Manager) placeLate(name string, p Placement) (int, error) {
 }
 
 // reserve makes sure the pod's group exists and records the container in it, under the
-// pod's lock. created is true when this call made the group.
-func (m *Manager) reserve(p Placement, name string, out *Outcome) (created bool, err error) {
+// pod's lock. created is true when this call made the group. st is the init's stat.
+func (m *Manager) reserve(p Placement, name string, st procfs.Stat, out *Outcome) (created bool, err error) {
 	err = m.store.Update(name, lockTimeout, func(tx *state.Tx) error {
 		if tx.Owned && m.expired(tx.Rec) {
 			// Idle past the retention window: the pod's old life is over and its counts
@@ -129,14 +133,14 @@ func (m *Manager) reserve(p Placement, name string, out *Outcome) (created bool,
 		owned := tx.Owned
 		// Another front end (the hook and the NRI adapter on one node), or a repeated
 		// event, placed this very init already: it is one container, recorded once.
-		again := owned && sameInit(tx.Rec, p.ContainerID, p.Pid)
+		again := owned && sameInit(tx.Rec, p.ContainerID, p.Pid, st.StartTime)
 		if p.Late {
 			tx.Rec.LateAssigned = true
 		}
 		// The container is in the record before mkdir: a process killed between mkdir and
 		// the tasks write then leaves a group reconcile knows is ours (and completes or
 		// removes), not an unprovable orphan holding an RMID forever.
-		m.recordContainer(&tx.Rec, p.ContainerID, p.Pid, p.Cgroup)
+		m.recordContainer(&tx.Rec, p.ContainerID, p.Pid, &st, p.Cgroup)
 		tx.Rec.IdleSince = nil
 		if err := errors.Join(tx.Save(), m.store.BindContainer(p.ContainerID, name)); err != nil {
 			return err
@@ -296,30 +300,42 @@ func (m *Manager) ensureGroup(rec state.Record, owned bool) (created bool, err e
 // moves one thread), so the kernel refuses its other threads for the class's group (EINVAL).
 // They die at execve, which the leader makes (runc locks it to the main thread), so they
 // are skipped; the leader itself must be placed.
-func (m *Manager) moveThreads(name, class string, pid int) (moved, skipped int, err error) {
+//
+// The leader of a pod's first container goes through goresctrl's AssignPID, whose class
+// check (it lists the resctrl root and reads every class's tasks, each time) names the
+// class the init is in. Every other thread, and with joined (the group was there, under
+// the class the pod's record proves) the leader too, goes through one open tasks file:
+// the kernel itself refuses a task of another class for a monitoring group (EINVAL, which
+// for the leader is the class mismatch), so the check adds only words, and on the
+// simulator it was most of a joining container's resctrl traffic.
+func (m *Manager) moveThreads(name, class string, pid int, joined bool) (moved, skipped int, err error) {
 	classed := class != ""
 	tids, err := procfs.Threads(pid)
 	if err != nil {
 		return 0, 0, fmt.Errorf("%w: %w", ErrBadInput, err)
 	}
-	// The leader first, through goresctrl and its class check: its failure is the one that
-	// matters.
-	if err := m.assignResult(name, pid, classed, pid, m.rs.Assign(name, pid), &moved, &skipped); err != nil {
+	// The leader first: its failure is the one that matters.
+	leader := func(err error) error {
+		err = m.assignResult(name, pid, classed, pid, err, &moved, &skipped)
 		if errors.Is(err, syscall.EINVAL) && !errors.Is(err, ErrClassMismatch) {
 			// The kernel moves a task into a monitoring group only from the group's own
 			// class: the init is not where the container's spec says it is.
 			err = fmt.Errorf("%w: the container's init is not in the allocation class its spec names, %s, where its group is "+
 				"(did the runtime apply linux.intelRdt?): %w", ErrClassMismatch, ClassLabel(class), err)
 		}
+		return err
+	}
+	rest := slices.DeleteFunc(tids, func(t int) bool { return t == pid })
+	if joined {
+		rest = append([]int{pid}, rest...)
+	} else if err := leader(m.rs.Assign(name, pid)); err != nil {
 		return moved, skipped, err
 	}
-	siblings := slices.DeleteFunc(tids, func(t int) bool { return t == pid })
-	if len(siblings) > 0 {
-		// The leader's threads are in its class, or (in a class) refused by the kernel for
-		// the group, so goresctrl's class check, which lists the resctrl root each time,
-		// has nothing to add for them: they go through one open tasks file. For runc's
-		// init, with its half-dozen threads, this was most of the hook's resctrl traffic.
-		err = m.rs.WriteTasks(GroupPath(class, name), siblings, func(tid int, err error) error {
+	if len(rest) > 0 {
+		err = m.rs.WriteTasks(GroupPath(class, name), rest, func(tid int, err error) error {
+			if tid == pid {
+				return leader(err)
+			}
 			return m.assignResult(name, tid, classed, pid, err, &moved, &skipped)
 		})
 		if err != nil {
@@ -333,15 +349,16 @@ func (m *Manager) moveThreads(name, class string, pid int) (moved, skipped int, 
 }
 
 // recordContainer remembers the container, its init (by pid and start time: a pid alone is
-// reused) and its cgroup v2 path (for the pressure readers; read from /proc when cg is "").
-func (m *Manager) recordContainer(rec *state.Record, id string, pid int, cg string) {
+// reused; st is the init's stat, nil when it could not be read) and its cgroup v2 path (for
+// the pressure readers; read from /proc when cg is "").
+func (m *Manager) recordContainer(rec *state.Record, id string, pid int, st *procfs.Stat, cg string) {
 	if rec.Containers == nil {
 		rec.Containers = map[string]time.Time{}
 	}
 	if _, ok := rec.Containers[id]; !ok {
 		rec.Containers[id] = m.now().UTC()
 	}
-	if st, err := procfs.ReadStat(pid); err == nil {
+	if st != nil {
 		if rec.Inits == nil {
 			rec.Inits = map[string]state.Init{}
 		}
@@ -360,13 +377,9 @@ func (m *Manager) recordContainer(rec *state.Record, id string, pid int, cg stri
 
 // sameInit reports whether the record holds the container with this very init (pid and
 // start time: a pid alone is reused).
-func sameInit(rec state.Record, id string, pid int) bool {
+func sameInit(rec state.Record, id string, pid int, start uint64) bool {
 	in, ok := rec.Inits[id]
-	if !ok || in.Pid != pid {
-		return false
-	}
-	st, err := procfs.ReadStat(pid)
-	return err == nil && st.StartTime == in.Start
+	return ok && in.Pid == pid && in.Start == start
 }
 
 // forgetContainer takes a container out of a record.

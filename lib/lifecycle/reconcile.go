@@ -227,7 +227,11 @@ func (m *Manager) syncContainers(rec *state.Record, w *wanted) error {
 	for _, c := range w.containers {
 		live[c.ID] = true
 		if _, ok := rec.Containers[c.ID]; !ok {
-			m.recordContainer(rec, c.ID, c.Pid, "")
+			var st *procfs.Stat
+			if s, err := procfs.ReadStat(c.Pid); err == nil {
+				st = &s
+			}
+			m.recordContainer(rec, c.ID, c.Pid, st, "")
 		}
 		if g, _ := m.store.ContainerGroup(c.ID); g != w.name {
 			errs = append(errs, m.store.BindContainer(c.ID, w.name))

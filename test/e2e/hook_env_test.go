@@ -23,14 +23,14 @@ import (
 
 // binaries are built once per test binary: the hook, the forking workload, the no-op hook,
 // the CLI, the hooks that put a container in a class and that capture what a runtime
-// sends, the runtime wrapper and a no-op one, and the NRI adapter.
+// sends, the runtime wrapper and a no-op one, and the NRI adapter and a no-op NRI plugin.
 var binaries struct {
 	once                    sync.Once
 	dir                     string
 	hook, forker, noop      string
 	cli, classhook, capture string
 	wrapper, noopwrapper    string
-	nri                     string
+	nri, noopnri            string
 	err                     error
 }
 
@@ -44,7 +44,7 @@ func buildBinaries(t testing.TB) {
 		for out, pkg := range map[*string]string{&binaries.hook: "../../hooks", &binaries.forker: "./forker", &binaries.noop: "./noophook",
 			&binaries.cli: "../../cmd/resctrl-mon", &binaries.classhook: "./classhook", &binaries.capture: "./capturehook",
 			&binaries.wrapper: "../../cmd/resctrl-mon-runtime", &binaries.noopwrapper: "./noopwrapper",
-			&binaries.nri: "../../nri-adapter"} {
+			&binaries.nri: "../../nri-adapter", &binaries.noopnri: "./noopnri"} {
 			*out = filepath.Join(binaries.dir, filepath.Base(pkg))
 			cmd := exec.Command("go", "build", "-trimpath", "-tags", "urfave_cli_no_docs", "-o", *out, pkg)
 			cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
@@ -61,7 +61,7 @@ func buildBinaries(t testing.TB) {
 
 // hookEnv is one test's resctrl (the simulator), configuration and state.
 type hookEnv struct {
-	t        *testing.T
+	t        testing.TB
 	sim      *resctrlsim.Sim
 	dir      string
 	cfgPath  string
@@ -71,7 +71,7 @@ type hookEnv struct {
 	rootfs   string
 }
 
-func newHookEnv(t *testing.T, simOpts resctrlsim.Options, cfg string) *hookEnv {
+func newHookEnv(t testing.TB, simOpts resctrlsim.Options, cfg string) *hookEnv {
 	t.Helper()
 	buildBinaries(t)
 	simOpts.Debug = true
@@ -172,7 +172,7 @@ func (e *hookEnv) log() string {
 
 // waitReady waits until the forker in the bundle printed "ready": all its children and
 // threads exist.
-func waitReady(t *testing.T, b *e2e.Bundle) {
+func waitReady(t testing.TB, b *e2e.Bundle) {
 	t.Helper()
 	err := e2e.Poll(20*time.Second, func() error {
 		out, _ := os.ReadFile(b.StdoutPath())

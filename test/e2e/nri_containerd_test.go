@@ -156,7 +156,7 @@ func checkAdapterMetrics(t *testing.T, base string, want map[string]float64) {
 
 // startAdapter runs the adapter binary against the runtime's NRI socket and waits until it
 // has synchronised (its log says so).
-func startAdapter(t *testing.T, e *hookEnv, socket string, args ...string) (kill func()) {
+func startAdapter(t testing.TB, e *hookEnv, socket string, args ...string) (kill func()) {
 	t.Helper()
 	cmd := exec.Command(binaries.nri, append([]string{"--config", e.cfgPath, "--nri-socket", socket}, args...)...)
 	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}

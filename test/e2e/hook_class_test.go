@@ -71,7 +71,7 @@ func testAllocationClass(t *testing.T, rt string) {
 	if err == nil || !strings.Contains(err.Error(), "a group cannot span classes") {
 		t.Errorf("a container of the pod outside its class: %v, want refused (fail-closed) for the class", err)
 	}
-	if n := e.logLines("container="+rt+"-class-sidecar", "outcome=failed", "allocation class mismatch"); n != 1 {
+	if n := e.logLines("container="+rt+"-class-sidecar", "outcome=refused", "allocation class mismatch"); n != 1 {
 		t.Errorf("the refusal is not logged:\n%s", e.log())
 	}
 

@@ -1,6 +1,7 @@
 package resctrlsim
 
 import (
+	"maps"
 	"slices"
 	"strconv"
 	"strings"
@@ -114,8 +115,11 @@ func (m *model) exec(tgid int) {
 			nt.cpu, nt.charged = survivor.cpu, survivor.charged
 		}
 	}
-	for tid, t := range m.tasks {
-		if t.tgid == tgid && tid != tgid {
+	// The thread group's own index, not every task the simulator knows: exec events come
+	// from the whole host, and a scan of all tasks on each was most of the simulator's CPU
+	// under a benchmark's runc execs. Collected first: untrack edits the index.
+	for _, tid := range slices.Collect(maps.Keys(m.threads[tgid])) {
+		if t := m.tasks[tid]; t != nil && tid != tgid {
 			m.untrack(tid, t)
 		}
 	}

@@ -10,6 +10,7 @@ import (
 
 	"github.com/resctrl-mon/resctrl-mon/lib/exporter"
 	"github.com/resctrl-mon/resctrl-mon/lib/psi"
+	"github.com/resctrl-mon/resctrl-mon/test/proctest"
 )
 
 const (
@@ -22,8 +23,8 @@ const (
 func TestCollectOnSim(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t, &psi.Host{})
-	e.place(t, uidBusy, "busy", start(t, true))
-	e.place(t, uidIdle, "idle", start(t, false))
+	e.place(t, uidBusy, "busy", proctest.Start(t, proctest.Spin))
+	e.place(t, uidIdle, "idle", proctest.Start(t, proctest.Sleep))
 	fams := e.waitFor(t, "the busy pod's bandwidth", func(f map[string]*dto.MetricFamily) bool {
 		return f["resctrl_mon_mbm_total_bytes_total"] != nil && sum(find(f["resctrl_mon_mbm_total_bytes_total"], group(uidBusy))) > 0
 	})
@@ -139,7 +140,7 @@ func TestCollectOnSim(t *testing.T) {
 func TestUnavailable(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t, nil)
-	e.place(t, uidBusy, "busy", start(t, true))
+	e.place(t, uidBusy, "busy", proctest.Start(t, proctest.Spin))
 	const total = "resctrl_mon_mbm_total_bytes_total"
 	before := e.waitFor(t, "bandwidth", func(f map[string]*dto.MetricFamily) bool { return sum(find(f[total], group(uidBusy))) > 0 })
 	errs0 := one(t, before, "resctrl_mon_counter_read_errors_total", "reason=Unavailable")
@@ -172,7 +173,7 @@ func TestUnavailable(t *testing.T) {
 func TestRecreatedGroup(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t, nil)
-	pid := start(t, true)
+	pid := proctest.Start(t, proctest.Spin)
 	e.place(t, uidBusy, "busy", pid)
 	const total = "resctrl_mon_mbm_total_bytes_total"
 	last := e.waitFor(t, "bandwidth", func(f map[string]*dto.MetricFamily) bool { return sum(find(f[total], group(uidBusy))) > 0 })
@@ -206,7 +207,7 @@ func TestRecreatedGroup(t *testing.T) {
 		t.Errorf("resets (decrease) %v after the group restarted from 0", n)
 	}
 	e.sim.Reset()
-	e.place(t, uidBusy, "busy2", start(t, true))
+	e.place(t, uidBusy, "busy2", proctest.Start(t, proctest.Spin))
 	check("re-made on a new life")
 	if n := one(t, last, "resctrl_mon_counter_resets_total", "cause=new_life"); n < 1 {
 		t.Errorf("resets (new_life) %v after a new life", n)
@@ -221,7 +222,7 @@ func TestRecreatedGroup(t *testing.T) {
 func TestNoPSI(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t, &psi.Host{Proc: t.TempDir()})
-	e.place(t, uidIdle, "idle", start(t, false))
+	e.place(t, uidIdle, "idle", proctest.Start(t, proctest.Sleep))
 	f := e.gather(t)
 	if one(t, f, "resctrl_mon_pressure_available") != 0 {
 		t.Errorf("pressure said available with no /proc/pressure")

@@ -3,7 +3,6 @@ package exporter_test
 import (
 	"fmt"
 	"log/slog"
-	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -54,21 +53,6 @@ func newEnv(t *testing.T, host *psi.Host) *env {
 		t.Fatal(err)
 	}
 	return &env{sim: sim, cfg: cfg, m: m, reg: reg}
-}
-
-// start runs a process: busy spins, otherwise it sleeps.
-func start(t *testing.T, busy bool) int {
-	t.Helper()
-	script := "exec sleep 1000"
-	if busy {
-		script = "while :; do :; done"
-	}
-	cmd := exec.Command("sh", "-c", script)
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
-	return cmd.Process.Pid
 }
 
 // place puts pid in pod uid's group as container id.

@@ -11,6 +11,7 @@ import (
 	dto "github.com/prometheus/client_model/go"
 
 	"github.com/resctrl-mon/resctrl-mon/lib/psi"
+	"github.com/resctrl-mon/resctrl-mon/test/proctest"
 )
 
 // TestPodPressure: two containers of a pod in cgroups under one pod cgroup, as kubelet
@@ -43,7 +44,11 @@ func TestPodPressure(t *testing.T) {
 		}
 	}
 	for _, c := range []string{"a", "b"} {
-		pid := start(t, c == "a")
+		script := proctest.Sleep
+		if c == "a" {
+			script = proctest.Spin
+		}
+		pid := proctest.Start(t, script)
 		if err := os.WriteFile(filepath.Join(podDir, c, "cgroup.procs"), []byte(strconv.Itoa(pid)), 0o644); err != nil {
 			t.Fatal(err)
 		}

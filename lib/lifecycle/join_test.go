@@ -3,14 +3,12 @@ package lifecycle
 import (
 	"errors"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
 	"sync"
 	"testing"
-	"time"
 
 	"github.com/resctrl-mon/resctrl-mon/lib/procfs"
 	"github.com/resctrl-mon/resctrl-mon/test/resctrlsim"
@@ -155,20 +153,7 @@ func TestJoinClassedMultiThreadedInit(t *testing.T) {
 	if out, err := e.place("c1", first, crio(podA, sbA), "gold"); err != nil || out.Action != Created {
 		t.Fatalf("the pod's first container: %+v, %v", out, err)
 	}
-	cmd := exec.Command(os.Args[0])
-	cmd.Env = append(os.Environ(), "LIFECYCLE_TEST_HELPER=threads")
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
-	p := cmd.Process.Pid
-	deadline := time.Now().Add(10 * time.Second)
-	for tids, _ := procfs.Threads(p); len(tids) < 5; tids, _ = procfs.Threads(p) {
-		if time.Now().After(deadline) {
-			t.Fatalf("the helper has %d threads", len(tids))
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+	p := threadedInit(t)
 	into(p)
 	out, err := e.place("c2", p, crio(podA, sbA), "gold")
 	if err != nil || out.Action != Joined || out.Threads < 1 || !strings.Contains(out.Detail, "outside class gold") {

@@ -368,20 +368,7 @@ func TestAllocationClassMultiThreadedInit(t *testing.T) {
 	if err := os.Mkdir(filepath.Join(e.sim.Dir, "gold"), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	cmd := exec.Command(os.Args[0])
-	cmd.Env = append(os.Environ(), "LIFECYCLE_TEST_HELPER=threads")
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
-	p := cmd.Process.Pid
-	deadline := time.Now().Add(10 * time.Second)
-	for tids, _ := procfs.Threads(p); len(tids) < 5; tids, _ = procfs.Threads(p) {
-		if time.Now().After(deadline) {
-			t.Fatalf("the helper has %d threads", len(tids))
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+	p := threadedInit(t)
 	if err := os.WriteFile(filepath.Join(e.sim.Dir, "gold/tasks"), []byte(strconv.Itoa(p)), 0o644); err != nil {
 		t.Fatal(err)
 	}
@@ -573,4 +560,26 @@ func TestBeginOfAVanishedGroupIsPruned(t *testing.T) {
 	if names, _ := snapshot.List(e.cfg.SnapshotDir); len(names) != 0 {
 		t.Errorf("the vanished group's .begin outlived snapshotMaxAge: %+v", names)
 	}
+}
+
+// threadedInit starts this test binary as a helper process with at least five threads (the
+// Go runtime's and its own), waits until they exist, and returns its pid; it is killed when
+// the test ends.
+func threadedInit(t *testing.T) int {
+	t.Helper()
+	cmd := exec.Command(os.Args[0])
+	cmd.Env = append(os.Environ(), "LIFECYCLE_TEST_HELPER=threads")
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
+	p := cmd.Process.Pid
+	deadline := time.Now().Add(10 * time.Second)
+	for tids, _ := procfs.Threads(p); len(tids) < 5; tids, _ = procfs.Threads(p) {
+		if time.Now().After(deadline) {
+			t.Fatalf("the helper has %d threads", len(tids))
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	return p
 }

@@ -7,7 +7,6 @@ import (
 	"log/slog"
 	"math"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -22,6 +21,7 @@ import (
 	"github.com/resctrl-mon/resctrl-mon/lib/lifecycle"
 	"github.com/resctrl-mon/resctrl-mon/lib/psi"
 	"github.com/resctrl-mon/resctrl-mon/lib/top"
+	"github.com/resctrl-mon/resctrl-mon/test/proctest"
 	"github.com/resctrl-mon/resctrl-mon/test/resctrlsim"
 )
 
@@ -54,21 +54,6 @@ func newEnv(t *testing.T) *env {
 	return &env{sim: sim, m: m, inv: inv}
 }
 
-// start runs a process, spinning or sleeping, killed when the test ends.
-func start(t *testing.T, busy bool) int {
-	t.Helper()
-	script := "exec sleep 1000"
-	if busy {
-		script = "while :; do :; done"
-	}
-	cmd := exec.Command("sh", "-c", script)
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
-	return cmd.Process.Pid
-}
-
 func (e *env) place(t *testing.T, uid string, pid int) {
 	t.Helper()
 	a := map[string]string{identity.CRIOPodUID: uid, identity.CRIOSandboxID: strings.Repeat(uid[len(uid)-1:], 64),
@@ -87,8 +72,8 @@ func (e *env) place(t *testing.T, uid string, pid int) {
 func TestTopOnSim(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
-	e.place(t, uidIdle, start(t, false))
-	e.place(t, uidBusy, start(t, true))
+	e.place(t, uidIdle, proctest.Start(t, proctest.Sleep))
+	e.place(t, uidBusy, proctest.Start(t, proctest.Spin))
 	var b strings.Builder
 	if err := top.Run(context.Background(), &b, top.NewSampler(e.inv, &psi.Host{}), top.Options{Interval: time.Second, Frames: 1, Sort: top.SortBW}); err != nil {
 		t.Fatal(err)
@@ -120,7 +105,7 @@ func TestTopOnSim(t *testing.T) {
 func TestRatesMatchSim(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
-	busy, idle := start(t, true), start(t, false)
+	busy, idle := proctest.Start(t, proctest.Spin), proctest.Start(t, proctest.Sleep)
 	e.place(t, uidBusy, busy)
 	e.place(t, uidIdle, idle)
 	s := top.NewSampler(e.inv, &psi.Host{})
@@ -178,7 +163,7 @@ func TestRatesMatchSim(t *testing.T) {
 func TestRemadeGroup(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
-	pid := start(t, true)
+	pid := proctest.Start(t, proctest.Spin)
 	e.place(t, uidBusy, pid)
 	s := top.NewSampler(e.inv, &psi.Host{})
 	waitCPU(t, pid, 100*time.Millisecond)
@@ -210,7 +195,7 @@ func TestRemadeGroup(t *testing.T) {
 func TestNoPSIOnSim(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
-	e.place(t, uidIdle, start(t, false))
+	e.place(t, uidIdle, proctest.Start(t, proctest.Sleep))
 	s := top.NewSampler(e.inv, &psi.Host{Proc: t.TempDir()})
 	if s.NoPSI == "" {
 		t.Fatal("no note about the missing PSI")

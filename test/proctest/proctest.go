@@ -156,3 +156,21 @@ func removeCgroup(dir string) {
 		time.Sleep(20 * time.Millisecond)
 	}
 }
+
+// Workloads for Start: one that spins on a CPU, one that sleeps.
+const (
+	Spin  = "while :; do :; done"
+	Sleep = "exec sleep 1000"
+)
+
+// Start runs `sh -c script` as it is (no cgroup of its own, not held) and returns its pid;
+// it is killed when the test ends.
+func Start(t testing.TB, script string) int {
+	t.Helper()
+	cmd := exec.Command("sh", "-c", script)
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
+	return cmd.Process.Pid
+}

@@ -2,7 +2,6 @@ package e2e_test
 
 import (
 	"testing"
-	"time"
 
 	"github.com/resctrl-mon/resctrl-mon/test/e2e"
 	"github.com/resctrl-mon/resctrl-mon/test/resctrlsim"
@@ -27,18 +26,8 @@ func TestHookCRIO(t *testing.T) {
 		t.Fatal(err)
 	}
 	names := []string{"app", "sidecar"}
-	ids := map[string]string{}
+	ids := runForkers(t, e, crio.CRI, pod, names...)
 	for _, name := range names {
-		id, err := crio.RunContainer(pod, e2e.TestImage, e2e.ContainerSpec{Name: name, Command: []string{"forker"}})
-		if err != nil {
-			t.Fatalf("%v\nthe hook said:\n%s", err, e.log())
-		}
-		ids[name] = id
-	}
-	for _, name := range names {
-		if err := crio.WaitLog(pod, name, "ready", 20*time.Second); err != nil {
-			t.Fatal(err)
-		}
 		pid, err := crio.PID(ids[name])
 		if err != nil {
 			t.Fatal(err)

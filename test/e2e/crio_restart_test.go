@@ -33,7 +33,7 @@ func TestCRIORestart(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ids := runForkers(t, e, crio, pod, "app", "sidecar")
+	ids := runForkers(t, e, crio.CRI, pod, "app", "sidecar")
 	pids := containerPIDs(t, crio, ids)
 	checkPlaced(t, e, group, pids)
 	rmid := e.rmid(group)
@@ -62,7 +62,7 @@ func TestCRIORestart(t *testing.T) {
 		e.settled()
 	}
 
-	late := runForkers(t, e, crio, pod, "late")
+	late := runForkers(t, e, crio.CRI, pod, "late")
 	maps.Copy(ids, late)
 	maps.Copy(pids, containerPIDs(t, crio, late))
 	checkPlaced(t, e, group, pids)
@@ -107,26 +107,6 @@ func newCRIOHookEnv(t *testing.T, extra string) (*hookEnv, *e2e.CRIO) {
 	crio := e2e.StartCRIO(t, e2e.CRIOOptions{HooksDir: hooksDir, Rootfs: e.rootfs})
 	e.config(fmt.Sprintf("runtimeRoots: [%s]\n%s", crio.RuncRoot, extra))
 	return e, crio
-}
-
-// runForkers runs a forker container of each name in the pod, waits until each is ready
-// and returns their ids by name.
-func runForkers(t *testing.T, e *hookEnv, crio *e2e.CRIO, pod *e2e.Pod, names ...string) map[string]string {
-	t.Helper()
-	ids := map[string]string{}
-	for _, name := range names {
-		id, err := crio.RunContainer(pod, e2e.TestImage, e2e.ContainerSpec{Name: name, Command: []string{"forker"}})
-		if err != nil {
-			t.Fatalf("%v\nthe hook said:\n%s", err, e.log())
-		}
-		ids[name] = id
-	}
-	for _, name := range names {
-		if err := crio.WaitLog(pod, name, "ready", 20*time.Second); err != nil {
-			t.Fatal(err)
-		}
-	}
-	return ids
 }
 
 // containerPIDs asks CRI-O for each container's init.
@@ -263,8 +243,8 @@ func TestReconcileAfterCRIOKilled(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	deadIDs := runForkers(t, e, crio, dead, "app", "sidecar")
-	liveIDs := runForkers(t, e, crio, live, "app")
+	deadIDs := runForkers(t, e, crio.CRI, dead, "app", "sidecar")
+	liveIDs := runForkers(t, e, crio.CRI, live, "app")
 	deadPIDs, livePIDs := containerPIDs(t, crio, deadIDs), containerPIDs(t, crio, liveIDs)
 	checkPlaced(t, e, gDead, deadPIDs)
 	checkPlaced(t, e, gLive, livePIDs)

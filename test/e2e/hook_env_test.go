@@ -278,3 +278,23 @@ func (e *hookEnv) endCRIPod(t *testing.T, c *e2e.CRI, podID, group string) {
 		t.Errorf("registry entries left: %+v", recs)
 	}
 }
+
+// runForkers runs a forker container of each name in a CRI pod (CRI-O, containerd), waits until each is ready
+// and returns their ids by name.
+func runForkers(t *testing.T, e *hookEnv, c *e2e.CRI, pod *e2e.Pod, names ...string) map[string]string {
+	t.Helper()
+	ids := map[string]string{}
+	for _, name := range names {
+		id, err := c.RunContainer(pod, e2e.TestImage, e2e.ContainerSpec{Name: name, Command: []string{"forker"}})
+		if err != nil {
+			t.Fatalf("%v\nthe hook or adapter said:\n%s", err, e.log())
+		}
+		ids[name] = id
+	}
+	for _, name := range names {
+		if err := c.WaitLog(pod, name, "ready", 20*time.Second); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return ids
+}

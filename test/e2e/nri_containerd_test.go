@@ -41,18 +41,8 @@ func TestNRIContainerd(t *testing.T) {
 		t.Fatal(err)
 	}
 	names := []string{"app", "sidecar", "helper"}
-	ids := map[string]string{}
+	ids := runForkers(t, e, ctrd.CRI, pod, names...)
 	for _, name := range names {
-		id, err := ctrd.RunContainer(pod, e2e.TestImage, e2e.ContainerSpec{Name: name, Command: []string{"forker"}})
-		if err != nil {
-			t.Fatalf("%v\nthe adapter said:\n%s", err, e.log())
-		}
-		ids[name] = id
-	}
-	for _, name := range names {
-		if err := ctrd.WaitLog(pod, name, "ready", 20*time.Second); err != nil {
-			t.Fatal(err)
-		}
 		pid, err := ctrd.PID(ids[name])
 		if err != nil {
 			t.Fatal(err)

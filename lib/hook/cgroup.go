@@ -5,7 +5,6 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
-	"strings"
 
 	specs "github.com/opencontainers/runtime-spec/specs-go"
 
@@ -26,37 +25,8 @@ func checkCgroup(pid int, spec *specs.Spec) (string, error) {
 	if err != nil {
 		return "", fmt.Errorf("%w: pid %d: %w", lifecycle.ErrBadInput, pid, err)
 	}
-	if !inCgroup(b, cgroupSuffix(spec.Linux.CgroupsPath)) {
+	if !procfs.InCgroup(b, spec.Linux.CgroupsPath) {
 		return "", fmt.Errorf("%w: pid %d is not in the container's cgroup %s", lifecycle.ErrBadInput, pid, spec.Linux.CgroupsPath)
 	}
 	return procfs.ParseCgroupV2(b), nil
-}
-
-// inCgroup reports whether a /proc/<pid>/cgroup text places the process in want in some
-// hierarchy.
-func inCgroup(text []byte, want string) bool {
-	if want == "" || want == "/" {
-		return false
-	}
-	for line := range strings.SplitSeq(string(text), "\n") {
-		// "hierarchy-ID:controller-list:cgroup-path"
-		parts := strings.SplitN(line, ":", 3)
-		if len(parts) == 3 && (parts[2] == want || strings.HasSuffix(parts[2], "/"+strings.TrimPrefix(want, "/"))) {
-			return true
-		}
-	}
-	return false
-}
-
-// cgroupSuffix turns a spec's cgroupsPath into what /proc/<pid>/cgroup shows: a path as is,
-// or for the systemd driver's "slice:prefix:name" the unit "prefix-name.scope".
-func cgroupSuffix(p string) string {
-	parts := strings.Split(p, ":")
-	if len(parts) != 3 || strings.HasPrefix(p, "/") {
-		return p
-	}
-	if parts[1] == "" {
-		return parts[2] + ".scope"
-	}
-	return parts[1] + "-" + parts[2] + ".scope"
 }

@@ -8,6 +8,7 @@ import (
 	"github.com/resctrl-mon/resctrl-mon/lib/config"
 	"github.com/resctrl-mon/resctrl-mon/lib/container"
 	"github.com/resctrl-mon/resctrl-mon/lib/identity"
+	"github.com/resctrl-mon/resctrl-mon/lib/procfs"
 )
 
 // What NRI sends, as the library's plain facts. Pure functions: the handlers only call them.
@@ -57,9 +58,26 @@ func liveContainers(pods []*api.PodSandbox, ctrs []*api.Container, sel config.Se
 	}
 	refused = map[string]error{}
 	idns := map[string]*identity.Identity{}
+	var cgroups procfs.Cgroups
 	for _, c := range ctrs {
 		pod := byID[c.GetPodSandboxId()]
-		if pod == nil || c.GetPid() == 0 || c.GetState() == api.ContainerState_CONTAINER_STOPPED || !selected(sel, pod) {
+		if pod == nil || c.GetState() == api.ContainerState_CONTAINER_STOPPED || !selected(sel, pod) {
+			continue
+		}
+		pid := int(c.GetPid())
+		if pid == 0 {
+			// CRI-O's NRI before 1.36 gives none: the container's cgroup does, read once
+			// for all of them.
+			if cgroups == nil {
+				if cgroups, _ = procfs.ReadCgroups(); cgroups == nil {
+					cgroups = procfs.Cgroups{}
+				}
+			}
+			if procs := cgroups.In(c.GetLinux().GetCgroupsPath()); len(procs) > 0 {
+				pid = procs[0]
+			}
+		}
+		if pid == 0 {
 			continue
 		}
 		idn, ok := idns[pod.GetId()]
@@ -75,8 +93,39 @@ func liveContainers(pods []*api.PodSandbox, ctrs []*api.Container, sel config.Se
 		if idn == nil {
 			continue
 		}
-		live = append(live, container.Container{ID: c.GetId(), Runtime: "nri", Pid: int(c.GetPid()), Annotations: annotations(pod, c),
+		live = append(live, container.Container{ID: c.GetId(), Runtime: "nri", Pid: pid, Annotations: annotations(pod, c),
 			ClosID: class(c), CgroupsPath: c.GetLinux().GetCgroupsPath(), Pod: idn})
 	}
 	return live, refused
+}
+
+// createdInit is the init of a created, not yet started container: the pid the runtime sent,
+// or, when it sent none (CRI-O's NRI before 1.36), the one process in the container's cgroup:
+// the runtime's init waiting to exec the container's command. More than one process there
+// means the container has started, and none is taken; found says how many there were (-1:
+// the pid came from the runtime, or the cgroup could not be read).
+func createdInit(c *api.Container) (pid, found int) {
+	if pid := int(c.GetPid()); pid != 0 {
+		return pid, -1
+	}
+	procs, err := procfs.ProcessesInCgroup(c.GetLinux().GetCgroupsPath())
+	if err != nil {
+		return 0, -1
+	}
+	if len(procs) == 1 {
+		return procs[0], 1
+	}
+	return 0, len(procs)
+}
+
+// runningInit is a started container's process to place it by: the pid the runtime sent, or
+// the lowest pid in the container's cgroup (its init, or what the init left). 0: none.
+func runningInit(c *api.Container) int {
+	if pid := int(c.GetPid()); pid != 0 {
+		return pid
+	}
+	if procs, err := procfs.ProcessesInCgroup(c.GetLinux().GetCgroupsPath()); err == nil && len(procs) > 0 {
+		return procs[0]
+	}
+	return 0
 }

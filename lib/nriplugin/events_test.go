@@ -188,6 +188,46 @@ func TestPostStartFallback(t *testing.T) {
 	}
 }
 
+// No pid at StartContainer, as CRI-O 1.34's NRI sends it, but the container's cgroupsPath:
+// the created init is alone in that cgroup, found there and placed before it runs, not late.
+func TestNoPidInitFromItsCgroup(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, nil)
+	a := e.startAdapter(Options{})
+	p := pod(uidA, sbA, "default", "web")
+	e.rt.runPod(p)
+	in := lateInit(t) // held: it forks only once released
+	ctr := &api.Container{Id: "c1", PodSandboxId: p.Id, State: api.ContainerState_CONTAINER_CREATED,
+		// proctest's cgroups are in the v1 pids hierarchy: the path below its root.
+		Linux: &api.LinuxContainer{CgroupsPath: strings.TrimPrefix(in.Cgroup, "/sys/fs/cgroup/pids")}}
+	if err := e.rt.blocked(func(ctx context.Context) error {
+		return e.rt.r.StartContainer(ctx, &api.StartContainerRequest{Pod: p, Container: ctr})
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if !e.exists("mon_groups/" + uidA) {
+		t.Fatalf("no group at StartContainer for an init alone in its cgroup")
+	}
+	in.Release(t)
+	in.WaitLine(t, "ready")
+	in.WaitTasks(t, lateTasks)
+	ctr.State = api.ContainerState_CONTAINER_RUNNING
+	if err := e.rt.blocked(func(ctx context.Context) error {
+		return e.rt.r.PostStartContainer(ctx, &api.PostStartContainerRequest{Pod: p, Container: ctr})
+	}); err != nil {
+		t.Fatal(err)
+	}
+	// Only the init's threads were moved, at StartContainer: its children are in the group
+	// because they were born there.
+	e.placed("mon_groups/"+uidA, in)
+	if rec := e.record(uidA); rec.LateAssigned || len(rec.Containers) != 1 {
+		t.Errorf("a pid-less container found by its cgroup: %+v, want placed on time", rec)
+	}
+	if err := a.stop(); err != nil {
+		t.Errorf("adapter stopped with %v", err)
+	}
+}
+
 // lateInit holds an init whose workload forks two children and a grandchild (4 tasks) and
 // then stays still: placed after it ran (late), the test can tell every task was moved. (The
 // forker's Go runtime may start a thread at any time, which a late placement races by

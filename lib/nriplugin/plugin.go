@@ -4,8 +4,10 @@
 //
 //   - StartContainer: the container's init is created and not yet started (containerd gives
 //     its pid here): Place, the race-free point.
-//   - PostStartContainer: only when no pid came at StartContainer (CRI-O before 1.36): Place
-//     late, the pod marked late-assigned.
+//     A runtime that gives no pid (CRI-O before 1.36) still has the init alone in the
+//     container's cgroup at this point: it is found there, and placed as race-free.
+//   - PostStartContainer: only when StartContainer found no init: Place late (every task of
+//     the container's cgroup), the pod marked late-assigned.
 //   - StopContainer, RemoveContainer: Leave (the group stays for the retention window, so a
 //     container re-created in the pod keeps its RMID).
 //   - RemovePodSandbox: EndPod (.end snapshot, then the group), unless another live sandbox
@@ -196,11 +198,12 @@ func (p *Plugin) Synchronize(_ context.Context, pods []*api.PodSandbox, ctrs []*
 
 // StartContainer places the container's created, not yet started init.
 func (p *Plugin) StartContainer(_ context.Context, pod *api.PodSandbox, ctr *api.Container) error {
-	if ctr.GetPid() == 0 {
-		p.requestLog("StartContainer", pod, ctr).Info("no pid yet: placed at PostStartContainer, late")
+	pid, found := createdInit(ctr)
+	if pid == 0 {
+		p.requestLog("StartContainer", pod, ctr).Info("no pid yet: placed at PostStartContainer, late", "cgroup", found)
 		return nil
 	}
-	return p.place("StartContainer", pod, ctr, false)
+	return p.place("StartContainer", pod, ctr, pid, false)
 }
 
 // PostStartContainer places a container StartContainer could not (no pid was given).
@@ -209,11 +212,11 @@ func (p *Plugin) PostStartContainer(_ context.Context, pod *api.PodSandbox, ctr 
 	if g, err := m.Store().ContainerGroup(ctr.GetId()); err == nil && g != "" {
 		return nil // placed at StartContainer
 	}
-	return p.place("PostStartContainer", pod, ctr, true)
+	return p.place("PostStartContainer", pod, ctr, runningInit(ctr), true)
 }
 
 // place turns the event into a Placement. Only the fail-closed policy fails the container.
-func (p *Plugin) place(event string, pod *api.PodSandbox, ctr *api.Container, late bool) error {
+func (p *Plugin) place(event string, pod *api.PodSandbox, ctr *api.Container, pid int, late bool) error {
 	start := time.Now()
 	cfg, sel, m := p.current()
 	log := p.requestLog(event, pod, ctr)
@@ -221,15 +224,16 @@ func (p *Plugin) place(event string, pod *api.PodSandbox, ctr *api.Container, la
 	var err error
 	idn, ierr := podIdentity(pod)
 	switch {
-	case ctr.GetPid() == 0:
-		err = fmt.Errorf("%w: the runtime gave no pid at %s", lifecycle.ErrBadInput, event)
+	case pid == 0:
+		err = fmt.Errorf("%w: the runtime gave no pid at %s, and the container's cgroup (%q) has no process", lifecycle.ErrBadInput, event,
+			ctr.GetLinux().GetCgroupsPath())
 	case ierr != nil:
 		err = m.Refuse(ctr.GetId(), ierr)
 	case !selected(sel, pod):
 		out = lifecycle.Outcome{Container: ctr.GetId(), Pod: idn.PodUID, Action: lifecycle.Skipped, Detail: "pod labels do not meet podSelector"}
 	default:
 		idn.ContainerName = ctr.GetName()
-		pl := lifecycle.Placement{ContainerID: ctr.GetId(), Pid: int(ctr.GetPid()), Pod: idn,
+		pl := lifecycle.Placement{ContainerID: ctr.GetId(), Pid: pid, Pod: idn,
 			Annotations: annotations(pod, ctr), Class: class(ctr), Late: late}
 		d := budget(cfg, p.timeouts.get())
 		r, done := within(d, func() result {
@@ -243,7 +247,7 @@ func (p *Plugin) place(event string, pod *api.PodSandbox, ctr *api.Container, la
 				"and the next Synchronize or reconcile completes the pod", ErrBudget, d)
 		}
 	}
-	attrs := []any{"group", out.Group, "outcome", lifecycle.ActionOf(out, err), "threads", out.Threads, "duration", time.Since(start).Round(time.Microsecond)}
+	attrs := []any{"init", pid, "group", out.Group, "outcome", lifecycle.ActionOf(out, err), "threads", out.Threads, "duration", time.Since(start).Round(time.Microsecond)}
 	if out.Detail != "" {
 		attrs = append(attrs, "detail", out.Detail)
 	}

@@ -1,0 +1,120 @@
+package e2e_test
+
+import (
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/resctrl-mon/resctrl-mon/lib/inventory"
+	"github.com/resctrl-mon/resctrl-mon/lib/snapshot"
+	"github.com/resctrl-mon/resctrl-mon/test/e2e"
+	"github.com/resctrl-mon/resctrl-mon/test/resctrlsim"
+)
+
+// TestNRICRIO runs the NRI adapter against a real CRI-O 1.34.0 (enable_nri), first alone,
+// then beside the hooks in CRI-O's hooks_dir.
+//
+// Alone: CRI-O 1.34 sends no pid with its NRI events; the adapter finds the created init in
+// the container's cgroup at StartContainer and places it before the container runs: every
+// task of both forking containers in the pod's group, no late pass, the pod active. Beside
+// the hooks: the
+// hook places each container at createRuntime, race-free; the adapter, seeing the same
+// containers, places none of them again: one group, one RMID, one .begin, and the pod not
+// marked late. Each pod's removal removes its group.
+func TestNRICRIO(t *testing.T) {
+	t.Parallel()
+	e := newHookEnv(t, resctrlsim.Options{}, "retention: 0s\n")
+	hooksDir := t.TempDir()
+	crio := e2e.StartCRIO(t, e2e.CRIOOptions{HooksDir: hooksDir, Rootfs: e.rootfs})
+	startAdapter(t, e, crio.NRISocket)
+
+	// The adapter alone.
+	alone := "mon_groups/" + uidA
+	pod, err := crio.RunPod(e2e.PodSpec{Name: "nri-only", Namespace: "e2e", UID: uidA, Kubelet: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ids := runForkers(t, e, crio.CRI, pod, "app", "sidecar")
+	// What CRI-O 1.34.0 was seen to send: no pid at StartContainer (NRI's pid field is
+	// filled from 1.36), nor at PostStartContainer. The adapter finds the init alone in the
+	// container's cgroup at StartContainer, before the container runs.
+	noPid := e.logLines("event=StartContainer", "pid=0 ", "init=")
+	t.Logf("CRI-O's NRI: %d of 2 StartContainer events without a pid", noPid)
+	if n := e.logLines("msg=placed", "event=StartContainer", "outcome=created"); n != 1 {
+		t.Errorf("%d creations at StartContainer, want 1\n%s", n, e.log())
+	}
+	if n := e.logLines("msg=placed", "event=StartContainer", "outcome=joined"); n != 1 {
+		t.Errorf("%d joins at StartContainer, want 1\n%s", n, e.log())
+	}
+	if n := e.logLines("msg=placed", "event=PostStartContainer"); n != 0 {
+		t.Errorf("%d placements at PostStartContainer, want none (late)\n%s", n, e.log())
+	}
+	// Every task of a container that forks the moment it starts, with no late pass: the
+	// init was placed before it ran.
+	e.checkForkersPlaced(t, crio.CRI, alone, ids)
+	if got := e.stateOf(alone); got != string(inventory.Active) {
+		t.Errorf("the adapter's pod is %s, want active (placed before it ran)", got)
+	}
+	e.endCRIPod(t, crio.CRI, pod.ID, alone)
+
+	// The hooks beside the adapter, on one state dir.
+	for _, name := range []string{"resctrl-mon-createruntime.json", "resctrl-mon-poststop.json"} {
+		installHookJSON(t, name, hooksDir, e.cfgPath)
+	}
+	both := "mon_groups/" + uidB
+	before := len(e.records())
+	pod, err = crio.RunPod(e2e.PodSpec{Name: "both", Namespace: "e2e", UID: uidB, Kubelet: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ids = runForkers(t, e, crio.CRI, pod, "app", "sidecar")
+	e.checkForkersPlaced(t, crio.CRI, both, ids)
+	for name, id := range ids {
+		if n := e.logLines("stage=createRuntime", "container="+id, "outcome="); n != 1 {
+			t.Errorf("%s: %d createRuntime hook lines, want 1", name, n)
+		}
+	}
+	if got := e.stateOf(both); got != string(inventory.Active) {
+		t.Errorf("the pod both placed is %s, want active (the hook placed it race-free)\n%s", got, e.log())
+	}
+	if recs := e.records(); len(recs) != before+1 {
+		t.Errorf("%d registry entries, want %d: one for the pod", len(recs), before+1)
+	}
+	if kinds := snapshotKinds(t, e, uidB); !slices.Equal(kinds, []snapshot.Kind{snapshot.Begin}) {
+		t.Errorf("snapshots of the pod %v, want one .begin", kinds)
+	}
+	created := 0
+	for _, l := range strings.Split(e.log(), "\n") {
+		if strings.Contains(l, "outcome=created") && strings.Contains(l, "group="+both) {
+			created++
+		}
+	}
+	if created != 1 {
+		t.Errorf("the pod's group was created %d times by the hook and the adapter together, want once\n%s", created, e.log())
+	}
+	e.endCRIPod(t, crio.CRI, pod.ID, both)
+}
+
+// checkForkersPlaced wants every task of each forker container in group.
+func (e *hookEnv) checkForkersPlaced(t *testing.T, c *e2e.CRI, group string, ids map[string]string) {
+	t.Helper()
+	if !e.exists(group) {
+		t.Fatalf("no group %s\nthe hook and the adapter said:\n%s", group, e.log())
+	}
+	for name, id := range ids {
+		pid, err := c.PID(id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		tids, err := e2e.CgroupTasks(pid)
+		if err != nil {
+			t.Fatal(err)
+		}
+		_ = e.groupTasks("") // the simulator takes in its queued fork events
+		placed := e.placedOf(group, tids)
+		t.Logf("%s: placed %d of %d in %s", name, placed, len(tids), group)
+		if placed != len(tids) || len(tids) < 12 {
+			t.Errorf("%s: %d of %d tasks in %s\n%s", name, placed, len(tids), group, e.log())
+		}
+	}
+}

@@ -26,7 +26,7 @@ func TestNRICRIO(t *testing.T) {
 	e := newHookEnv(t, resctrlsim.Options{}, "retention: 0s\n")
 	hooksDir := t.TempDir()
 	crio := e2e.StartCRIO(t, e2e.CRIOOptions{HooksDir: hooksDir, Rootfs: e.rootfs})
-	startAdapter(t, e, crio.NRISocket)
+	stopAdapter := startAdapter(t, e, crio.NRISocket)
 
 	// The adapter alone.
 	alone := "mon_groups/" + uidA
@@ -54,6 +54,21 @@ func TestNRICRIO(t *testing.T) {
 	e.checkForkersPlaced(t, crio.CRI, alone, ids)
 	if got := e.stateOf(alone); got != string(inventory.Active) {
 		t.Errorf("the adapter's pod is %s, want active (placed before it ran)", got)
+	}
+	// The adapter restarted while the pod runs: its Synchronize gets CRI-O's containers
+	// without pids too, finds them by their cgroups, and has nothing to repair.
+	rmid := e.rmid(alone)
+	stopAdapter()
+	startAdapter(t, e, crio.NRISocket)
+	if n := e.logLines("msg=synchronized", "steps=0 "); n != 2 {
+		t.Errorf("%d synchronizations with nothing to do, want 2 (start, restart)\n%s", n, e.log())
+	}
+	if n := e.logLines("msg=synchronized", "live=2 "); n != 1 {
+		t.Errorf("the restart's Synchronize did not count the pod's 2 containers as live\n%s", e.log())
+	}
+	e.checkForkersPlaced(t, crio.CRI, alone, ids)
+	if e.rmid(alone) != rmid || e.stateOf(alone) != string(inventory.Active) {
+		t.Errorf("after the adapter's restart: RMID %d (was %d), state %s", e.rmid(alone), rmid, e.stateOf(alone))
 	}
 	e.endCRIPod(t, crio.CRI, pod.ID, alone)
 

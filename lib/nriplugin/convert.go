@@ -102,20 +102,15 @@ func liveContainers(pods []*api.PodSandbox, ctrs []*api.Container, sel config.Se
 // createdInit is the init of a created, not yet started container: the pid the runtime sent,
 // or, when it sent none (CRI-O's NRI before 1.36), the one process in the container's cgroup:
 // the runtime's init waiting to exec the container's command. More than one process there
-// means the container has started, and none is taken; found says how many there were (-1:
-// the pid came from the runtime, or the cgroup could not be read).
-func createdInit(c *api.Container) (pid, found int) {
+// means the container has started, and none is taken (0).
+func createdInit(c *api.Container) int {
 	if pid := int(c.GetPid()); pid != 0 {
-		return pid, -1
+		return pid
 	}
-	procs, err := procfs.ProcessesInCgroup(c.GetLinux().GetCgroupsPath())
-	if err != nil {
-		return 0, -1
+	if procs, err := procfs.ProcessesInCgroup(c.GetLinux().GetCgroupsPath()); err == nil && len(procs) == 1 {
+		return procs[0]
 	}
-	if len(procs) == 1 {
-		return procs[0], 1
-	}
-	return 0, len(procs)
+	return 0
 }
 
 // runningInit is a started container's process to place it by: the pid the runtime sent, or

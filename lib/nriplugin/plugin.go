@@ -198,12 +198,7 @@ func (p *Plugin) Synchronize(_ context.Context, pods []*api.PodSandbox, ctrs []*
 
 // StartContainer places the container's created, not yet started init.
 func (p *Plugin) StartContainer(_ context.Context, pod *api.PodSandbox, ctr *api.Container) error {
-	pid, found := createdInit(ctr)
-	if pid == 0 {
-		p.requestLog("StartContainer", pod, ctr).Info("no pid yet: placed at PostStartContainer, late", "cgroup", found)
-		return nil
-	}
-	return p.place("StartContainer", pod, ctr, pid, false)
+	return p.place("StartContainer", pod, ctr, createdInit, false)
 }
 
 // PostStartContainer places a container StartContainer could not (no pid was given).
@@ -212,40 +207,55 @@ func (p *Plugin) PostStartContainer(_ context.Context, pod *api.PodSandbox, ctr 
 	if g, err := m.Store().ContainerGroup(ctr.GetId()); err == nil && g != "" {
 		return nil // placed at StartContainer
 	}
-	return p.place("PostStartContainer", pod, ctr, runningInit(ctr), true)
+	return p.place("PostStartContainer", pod, ctr, runningInit, true)
 }
 
+// errNoInit: neither the runtime nor the container's cgroup named the process to place.
+var errNoInit = errors.New("no init to place")
+
 // place turns the event into a Placement. Only the fail-closed policy fails the container.
-func (p *Plugin) place(event string, pod *api.PodSandbox, ctr *api.Container, pid int, late bool) error {
+// initOf finds the process to place (see createdInit, runningInit); it runs within the
+// event's budget, since it may read every process's cgroup.
+func (p *Plugin) place(event string, pod *api.PodSandbox, ctr *api.Container, initOf func(*api.Container) int, late bool) error {
 	start := time.Now()
 	cfg, sel, m := p.current()
 	log := p.requestLog(event, pod, ctr)
 	var out lifecycle.Outcome
 	var err error
+	pid := 0
 	idn, ierr := podIdentity(pod)
 	switch {
-	case pid == 0:
-		err = fmt.Errorf("%w: the runtime gave no pid at %s, and the container's cgroup (%q) has no process", lifecycle.ErrBadInput, event,
-			ctr.GetLinux().GetCgroupsPath())
 	case ierr != nil:
 		err = m.Refuse(ctr.GetId(), ierr)
 	case !selected(sel, pod):
 		out = lifecycle.Outcome{Container: ctr.GetId(), Pod: idn.PodUID, Action: lifecycle.Skipped, Detail: "pod labels do not meet podSelector"}
 	default:
 		idn.ContainerName = ctr.GetName()
-		pl := lifecycle.Placement{ContainerID: ctr.GetId(), Pid: pid, Pod: idn,
-			Annotations: annotations(pod, ctr), Class: class(ctr), Late: late}
 		d := budget(cfg, p.timeouts.get())
 		r, done := within(d, func() result {
+			pid := initOf(ctr)
+			if pid == 0 {
+				return result{pid: pid, err: errNoInit}
+			}
+			pl := lifecycle.Placement{ContainerID: ctr.GetId(), Pid: pid, Pod: idn,
+				Annotations: annotations(pod, ctr), Class: class(ctr), Late: late}
 			out, err := m.Place(pl)
-			return result{out, err}
+			return result{out: out, err: err, pid: pid}
 		})
-		out, err = r.out, r.err
+		out, err, pid = r.out, r.err, r.pid
 		if !done {
 			out = lifecycle.Outcome{Container: ctr.GetId(), Pod: idn.PodUID}
 			err = fmt.Errorf("%w: %s passed before the container was placed (resctrl is slow); it goes on in the background, "+
 				"and the next Synchronize or reconcile completes the pod", ErrBudget, d)
 		}
+	}
+	if errors.Is(err, errNoInit) {
+		if !late {
+			log.Info("no pid, and not one process in the container's cgroup: placed at PostStartContainer, late", "cgroupsPath", ctr.GetLinux().GetCgroupsPath())
+			return nil
+		}
+		err = fmt.Errorf("%w: the runtime gave no pid at %s, and the container's cgroup (%q) has no process", lifecycle.ErrBadInput, event,
+			ctr.GetLinux().GetCgroupsPath())
 	}
 	attrs := []any{"init", pid, "group", out.Group, "outcome", lifecycle.ActionOf(out, err), "threads", out.Threads, "duration", time.Since(start).Round(time.Microsecond)}
 	if out.Detail != "" {
@@ -285,7 +295,7 @@ func (p *Plugin) leave(event string, pod *api.PodSandbox, ctr *api.Container) {
 	}
 	r, done := within(budget(cfg, p.timeouts.get()), func() result {
 		out, err := m.Leave(d)
-		return result{out, err}
+		return result{out: out, err: err}
 	})
 	out, err := r.out, r.err
 	if !done {
@@ -306,7 +316,7 @@ func (p *Plugin) RemovePodSandbox(_ context.Context, pod *api.PodSandbox) error 
 	}
 	r, done := within(budget(cfg, p.timeouts.get()), func() result {
 		out, err := m.EndPod(e)
-		return result{out, err}
+		return result{out: out, err: err}
 	})
 	out, err := r.out, r.err
 	if !done {
@@ -330,6 +340,7 @@ func (p *Plugin) Sweep() {
 type result struct {
 	out lifecycle.Outcome
 	err error
+	pid int // the process placed, for the log
 }
 
 // requestLog is a logger for one event: never a shared one mutated.

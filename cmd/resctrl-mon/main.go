@@ -15,6 +15,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"text/tabwriter"
 	"time"
 
@@ -162,7 +163,27 @@ func status(c *cli.Context) error {
 			fmt.Fprintf(c.App.Writer, "  %s %s %s: %s\n", f.Time.Format(time.RFC3339), f.Reason, f.Subject, f.Error)
 		}
 	}
+	printCounts(c.App.Writer, st.Counts)
 	return err
+}
+
+// printCounts says what each front end did since the state dir was made, a line each:
+// "hook: created 3, joined 9, left 12".
+func printCounts(w io.Writer, counts map[string]uint64) {
+	bySource := map[string][]string{}
+	for _, name := range slices.Sorted(maps.Keys(counts)) {
+		source, what, ok := strings.Cut(name, ".")
+		if ok && counts[name] > 0 {
+			bySource[source] = append(bySource[source], fmt.Sprintf("%s %d", what, counts[name]))
+		}
+	}
+	if len(bySource) == 0 {
+		return
+	}
+	fmt.Fprintln(w, "since the state dir was made:")
+	for _, source := range slices.Sorted(maps.Keys(bySource)) {
+		fmt.Fprintf(w, "  %s: %s\n", source, strings.Join(bySource[source], ", "))
+	}
 }
 
 func nsName(g inventory.Pod) string {

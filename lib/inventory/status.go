@@ -15,6 +15,9 @@ type Status struct {
 	RMIDs    RMIDs           `json:"rmids"`
 	Failures map[string]int  `json:"failures"` // by reason, over the last FailureWindow
 	Recent   []state.Failure `json:"recentFailures"`
+	// Counts are what the front ends counted since the state dir was made (boot, on tmpfs):
+	// "hook.created", "adapter.joined", "snapshot.end", ... (lifecycle.OutcomeCount).
+	Counts map[string]uint64 `json:"counts"`
 }
 
 // FailureWindow is how far back status counts failures.
@@ -44,6 +47,11 @@ func (inv *Inventory) Status() (Status, error) {
 	}
 	if fails != nil {
 		st.Recent = fails
+	}
+	st.Counts, err = inv.Counts()
+	errs = append(errs, err)
+	if st.Counts == nil {
+		st.Counts = map[string]uint64{}
 	}
 	return st, errors.Join(errs...)
 }

@@ -44,6 +44,11 @@ func TestHookCRIO(t *testing.T) {
 		}
 	}
 
+	// status reports what the hook did: the pod's group made once, the second container joined.
+	if c := e.status().Counts; c["hook.created"] != 1 || c["hook.joined"] != 1 || c["snapshot.begin"] != 1 {
+		t.Errorf("status counts %v, want hook.created 1, hook.joined 1, snapshot.begin 1", c)
+	}
+
 	rmid := e.rmid(group)
 	if err := crio.Stop(ids["app"]); err != nil {
 		t.Fatal(err)

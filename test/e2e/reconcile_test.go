@@ -96,16 +96,66 @@ func hasAction(acts []lifecycle.Step, action, group string) bool {
 	return slices.ContainsFunc(acts, func(a lifecycle.Step) bool { return string(a.Action) == action && a.Group == group })
 }
 
-// run starts a forker container of pod uid with the hook and waits until it is ready.
-func (e *recEnv) run(id, uid string, hooks *specs.Hooks) *e2e.Bundle {
+// wantActions fails the test unless acts, a reconcile's (when says which), hold action on
+// every one of groups.
+func (e *hookEnv) wantActions(acts []lifecycle.Step, when, action string, groups ...string) {
 	e.t.Helper()
-	b := e2e.NewBundle(e.t, e.rootfs, e2e.BundleOptions{Args: []string{"forker"}, Annotations: crioPod(uid, sandboxOf('a'), id), Hooks: hooks})
+	for _, g := range groups {
+		if !hasAction(acts, action, g) {
+			e.t.Errorf("%s: no %s %s in %+v", when, action, g, acts)
+			return
+		}
+	}
+}
+
+// wantState fails the test unless status reports group in state want.
+func (e *hookEnv) wantState(group, want string) {
+	e.t.Helper()
+	if got := e.stateOf(group); got != want {
+		e.t.Errorf("status says %s is %s, want %s", group, got, want)
+	}
+}
+
+// rmdirBehindOurBack deletes a group as another tool would (a runtime applying its RDT
+// configuration deletes groups it thinks empty), without the registry knowing.
+func (e *hookEnv) rmdirBehindOurBack(group string) {
+	e.t.Helper()
+	if err := syscall.Rmdir(filepath.Join(e.sim.Dir, group)); err != nil {
+		e.t.Fatal(err)
+	}
+}
+
+// start starts a container id of pod uid running args with hooks (nil: none), named id in
+// the pod, and returns without waiting for its workload.
+func (e *recEnv) start(id, uid string, args []string, hooks *specs.Hooks) *e2e.Bundle {
+	e.t.Helper()
+	b := e2e.NewBundle(e.t, e.rootfs, e2e.BundleOptions{Args: args, Annotations: crioPod(uid, sandboxOf('a'), id), Hooks: hooks})
 	if err := e.r.Run(id, b); err != nil {
 		e.t.Fatal(err)
 	}
+	return b
+}
+
+// run starts a forker container of pod uid with hooks and waits until it is ready.
+func (e *recEnv) run(id, uid string, hooks *specs.Hooks) *e2e.Bundle {
+	e.t.Helper()
+	b := e.start(id, uid, []string{"forker"}, hooks)
 	waitReady(e.t, b)
 	return b
 }
+
+// remove force-deletes a container (runc delete --force): its init dies and runc runs its
+// poststop hooks.
+func (e *recEnv) remove(id string) {
+	e.t.Helper()
+	if err := e.r.Delete(id, true); err != nil {
+		e.t.Fatal(err)
+	}
+}
+
+// sleepers is a workload of a shell and two sleeps that lasts until the container is
+// deleted: several tasks to place, without the forker's readiness wait.
+var sleepers = []string{"sh", "-c", "sleep 600 & sleep 600 & wait"}
 
 func (e *recEnv) allPlaced(id, group string) {
 	e.t.Helper()
@@ -119,11 +169,7 @@ func (e *recEnv) allPlaced(id, group string) {
 func TestReconcileHookKilledMidway(t *testing.T) {
 	t.Parallel()
 	e := newRecEnv(t, resctrlsim.Options{}, "")
-	b := e2e.NewBundle(t, e.rootfs, e2e.BundleOptions{Args: []string{"forker"}, Annotations: crioPod(uidA, sandboxOf('a'), "app")})
-	if err := e.r.Run("c1", b); err != nil {
-		t.Fatal(err)
-	}
-	waitReady(t, b)
+	b := e.run("c1", uidA, nil) // no hook in the bundle: the test runs it by hand
 	st, err := e.r.State("c1")
 	if err != nil {
 		t.Fatal(err)
@@ -152,9 +198,7 @@ func TestReconcileHookKilledMidway(t *testing.T) {
 		t.Fatalf("reconcile did nothing after the killed hook")
 	}
 	e.allPlaced("c1", group)
-	if got := e.stateOf(group); got != "late-assigned" {
-		t.Errorf("status says %s, want late-assigned", got)
-	}
+	e.wantState(group, "late-assigned")
 	e.settled()
 }
 
@@ -176,9 +220,7 @@ func TestReconcileDeadContainers(t *testing.T) {
 	if err := syscall.Kill(st.Pid, syscall.SIGKILL); err != nil {
 		t.Fatal(err)
 	}
-	if err := e.r.Delete("c2", true); err != nil {
-		t.Fatal(err)
-	}
+	e.remove("c2")
 	gA, gB := "mon_groups/"+uidA, "mon_groups/"+uidB
 	if err := e2e.Poll(10*time.Second, func() error {
 		acts := e.reconcile()
@@ -204,24 +246,14 @@ func TestReconcileGroupsGone(t *testing.T) {
 	e.run("c2", uidB, e.hooks())
 	gA, gB := "mon_groups/"+uidA, "mon_groups/"+uidB
 	e.sim.Reset()
-	acts := e.reconcile()
-	if !hasAction(acts, "recreated", gA) || !hasAction(acts, "recreated", gB) {
-		t.Errorf("after a re-mount: %+v", acts)
-	}
+	e.wantActions(e.reconcile(), "after a re-mount", "recreated", gA, gB)
 	e.allPlaced("c1", gA)
 	e.allPlaced("c2", gB)
 	e.settled()
-	// A runtime applying its RDT configuration deletes groups it thinks empty.
-	if err := syscall.Rmdir(filepath.Join(e.sim.Dir, gB)); err != nil {
-		t.Fatal(err)
-	}
-	if acts := e.reconcile(); !hasAction(acts, "recreated", gB) {
-		t.Errorf("after an rmdir behind our back: %+v", acts)
-	}
+	e.rmdirBehindOurBack(gB)
+	e.wantActions(e.reconcile(), "after an rmdir behind our back", "recreated", gB)
 	e.allPlaced("c2", gB)
-	if got := e.stateOf(gB); got != "late-assigned" {
-		t.Errorf("status says %s, want late-assigned", got)
-	}
+	e.wantState(gB, "late-assigned")
 	e.settled()
 }
 
@@ -231,16 +263,12 @@ func TestReconcileIdleGroupDeleted(t *testing.T) {
 	t.Parallel()
 	e := newRecEnv(t, resctrlsim.Options{}, "retention: 1h\n")
 	e.run("c1", uidA, e.hooks())
-	if err := e.r.Delete("c1", true); err != nil {
-		t.Fatal(err)
-	}
+	e.remove("c1")
 	g := "mon_groups/" + uidA
 	if e.stateOf(g) != "idle" {
 		t.Fatalf("status: %+v", e.status())
 	}
-	if err := syscall.Rmdir(filepath.Join(e.sim.Dir, g)); err != nil {
-		t.Fatal(err)
-	}
+	e.rmdirBehindOurBack(g)
 	e.setConfig("retention: 0s\n")
 	e.reconcile()
 	if len(e.records()) != 0 {
@@ -267,16 +295,10 @@ func TestReconcileStateWiped(t *testing.T) {
 		t.Fatal(err)
 	}
 	g := "mon_groups/" + uidA
-	if acts := e.reconcile(); !hasAction(acts, "adopted", g) {
-		t.Errorf("after the state dir was wiped: %+v", acts)
-	}
-	if got := e.stateOf(g); got != "active" {
-		t.Errorf("an adopted group placed by the hook is %s, want active", got)
-	}
+	e.wantActions(e.reconcile(), "after the state dir was wiped", "adopted", g)
+	e.wantState(g, "active") // the hook placed it whole before the wipe
 	e.settled()
-	if err := e.r.Delete("c1", true); err != nil {
-		t.Fatal(err)
-	}
+	e.remove("c1")
 	e.reconcile()
 	for _, f := range foreign {
 		if !e.exists(f) {
@@ -328,30 +350,17 @@ func TestReconcilePidReused(t *testing.T) {
 func TestReconcileCompletesPending(t *testing.T) {
 	t.Parallel()
 	e := newRecEnv(t, resctrlsim.Options{NumRMIDs: 2}, "retention: 0s\n")
-	args := []string{"sh", "-c", "sleep 600 & sleep 600 & wait"}
-	for _, c := range []struct{ id, uid string }{{"a", uidA}, {"b", uidB}} {
-		b := e2e.NewBundle(t, e.rootfs, e2e.BundleOptions{Args: args, Annotations: crioPod(c.uid, sandboxOf('a'), c.id), Hooks: e.hooks()})
-		if err := e.r.Run(c.id, b); err != nil {
-			t.Fatal(err)
-		}
-	}
+	e.start("a", uidA, sleepers, e.hooks())
+	e.start("b", uidB, sleepers, e.hooks())
 	gB := "mon_groups/" + uidB
 	if got := e.stateOf(gB); got != "pending" {
 		t.Fatalf("pod B is %s, want pending", got)
 	}
-	if acts := e.reconcile(); !hasAction(acts, "pending", gB) {
-		t.Errorf("with no RMID free, reconcile: %+v", acts)
-	}
-	if err := e.r.Delete("a", true); err != nil { // frees pod A's RMID (retention 0)
-		t.Fatal(err)
-	}
-	if acts := e.reconcile(); !hasAction(acts, "completed", gB) {
-		t.Errorf("with an RMID free, reconcile: %+v", acts)
-	}
+	e.wantActions(e.reconcile(), "with no RMID free", "pending", gB)
+	e.remove("a") // frees pod A's RMID (retention 0)
+	e.wantActions(e.reconcile(), "with an RMID free", "completed", gB)
 	e.allPlaced("b", gB)
-	if got := e.stateOf(gB); got != "late-assigned" {
-		t.Errorf("pod B is %s, want late-assigned", got)
-	}
+	e.wantState(gB, "late-assigned")
 	e.settled()
 }
 
@@ -361,16 +370,12 @@ func TestReconcileDryRun(t *testing.T) {
 	e := newRecEnv(t, resctrlsim.Options{}, "")
 	e.run("c1", uidA, e.hooks())
 	e.sim.Reset()
-	acts := e.reconcile("--dry-run")
-	if !hasAction(acts, "recreated", "mon_groups/"+uidA) {
-		t.Errorf("dry run: %+v", acts)
-	}
-	if e.exists("mon_groups/" + uidA) {
+	g := "mon_groups/" + uidA
+	e.wantActions(e.reconcile("--dry-run"), "dry run", "recreated", g)
+	if e.exists(g) {
 		t.Errorf("a dry run created a group")
 	}
-	if acts := e.reconcile(); !hasAction(acts, "recreated", "mon_groups/"+uidA) {
-		t.Errorf("the real run after the dry run: %+v", acts)
-	}
+	e.wantActions(e.reconcile(), "the real run after the dry run", "recreated", g)
 }
 
 // Reconcile runs over and over while containers start and stop with the hook: the per-pod
@@ -396,17 +401,11 @@ func TestReconcileWhileHooksRun(t *testing.T) {
 		}
 	}()
 	uids := []string{uidA, uidB}
-	args := []string{"sh", "-c", "sleep 600 & sleep 600 & wait"}
 	for i := range 10 {
-		b := e2e.NewBundle(t, e.rootfs, e2e.BundleOptions{Args: args, Annotations: crioPod(uids[i%2], sandboxOf('a'), "c"), Hooks: e.hooks()})
-		if err := e.r.Run(fmt.Sprintf("w%d", i), b); err != nil {
-			t.Fatal(err)
-		}
+		e.start(fmt.Sprintf("w%d", i), uids[i%2], sleepers, e.hooks())
 	}
 	for i := range 5 { // half of them go again
-		if err := e.r.Delete(fmt.Sprintf("w%d", i), true); err != nil {
-			t.Fatal(err)
-		}
+		e.remove(fmt.Sprintf("w%d", i))
 	}
 	close(stop)
 	if err := <-done; err != nil {

@@ -18,10 +18,7 @@ import (
 func TestHookBudgetUnderRunc(t *testing.T) {
 	t.Parallel()
 	e := newRecEnv(t, resctrlsim.Options{}, "hookBudget: 2s\n")
-	hooks := e.hooks()
-	for i := range hooks.CreateRuntime {
-		hooks.CreateRuntime[i].Timeout = intp(4)
-	}
+	hooks := e.hooksTimingOut(4)
 	e.sim.SetLatency(resctrlsim.OpTasksWrite, 2500*time.Millisecond)
 	b := e2e.NewBundle(t, e.rootfs, e2e.BundleOptions{Args: []string{"forker"}, Annotations: crioPod(uidA, sandboxOf('a'), "app"), Hooks: hooks})
 	start := time.Now()
@@ -37,9 +34,7 @@ func TestHookBudgetUnderRunc(t *testing.T) {
 	group := "mon_groups/" + uidA
 	e.reconcile()
 	e.allPlaced("slow", group)
-	if got := e.stateOf(group); got != "late-assigned" {
-		t.Errorf("status says %s, want late-assigned", got)
-	}
+	e.wantState(group, "late-assigned")
 
 	e.setConfig("hookBudget: 2s\nfailurePolicy: closed\n")
 	e.sim.SetLatency(resctrlsim.OpTasksWrite, 2500*time.Millisecond)

@@ -102,6 +102,16 @@ func (e *hookEnv) hooks() *specs.Hooks {
 	return &specs.Hooks{CreateRuntime: []specs.Hook{h("createRuntime")}, Poststop: []specs.Hook{h("poststop")}}
 }
 
+// hooksTimingOut is hooks() with runc's timeout for the createRuntime hook set to seconds,
+// for tests that make the hook outlast it (or its own budget).
+func (e *hookEnv) hooksTimingOut(seconds int) *specs.Hooks {
+	h := e.hooks()
+	for i := range h.CreateRuntime {
+		h.CreateRuntime[i].Timeout = intp(seconds)
+	}
+	return h
+}
+
 func intp(n int) *int { return &n }
 
 // bundle makes a bundle running args (the forker by default) with CRI-O's annotations for

@@ -14,10 +14,7 @@ import (
 func TestKilledHookDoesNotMakeThePodLate(t *testing.T) {
 	t.Parallel()
 	e := newRecEnv(t, resctrlsim.Options{}, "hookBudget: 30s\n")
-	hooks := e.hooks()
-	for i := range hooks.CreateRuntime {
-		hooks.CreateRuntime[i].Timeout = intp(1)
-	}
+	hooks := e.hooksTimingOut(1)
 	e.sim.SetLatency(resctrlsim.OpTasksWrite, 3*time.Second)
 	b := e2e.NewBundle(t, e.rootfs, e2e.BundleOptions{Args: []string{"forker"}, Annotations: crioPod(uidA, sandboxOf('a'), "first"), Hooks: hooks})
 	if err := e.r.Run("killed", b); err == nil {
@@ -28,9 +25,7 @@ func TestKilledHookDoesNotMakeThePodLate(t *testing.T) {
 	t.Logf("after the killed hook: %s", e.stateOf(group))
 	e.run("second", uidA, e.hooks())
 	e.reconcile()
-	if got := e.stateOf(group); got != "active" {
-		t.Errorf("status says %s, want active (the pod's only running container was placed whole)", got)
-	}
+	e.wantState(group, "active") // the pod's only running container was placed whole
 	e.allPlaced("second", group)
 	e.settled()
 }

@@ -15,9 +15,7 @@ func TestHookCRIO(t *testing.T) {
 	t.Parallel()
 	e := newHookEnv(t, resctrlsim.Options{}, "retention: 0s\n")
 	hooksDir := t.TempDir()
-	for _, name := range []string{"resctrl-mon-createruntime.json", "resctrl-mon-poststop.json"} {
-		installHookJSON(t, name, hooksDir, e.cfgPath)
-	}
+	e.installShippedHooks(t, hooksDir)
 	crio := e2e.StartCRIO(t, e2e.CRIOOptions{HooksDir: hooksDir, Rootfs: e.rootfs})
 	group := "mon_groups/" + uidA
 
@@ -28,20 +26,7 @@ func TestHookCRIO(t *testing.T) {
 	names := []string{"app", "sidecar"}
 	ids := runForkers(t, e, crio.CRI, pod, names...)
 	for _, name := range names {
-		pid, err := crio.PID(ids[name])
-		if err != nil {
-			t.Fatal(err)
-		}
-		tids, err := e2e.CgroupTasks(pid)
-		if err != nil {
-			t.Fatal(err)
-		}
-		placed := e.placedOf(group, tids)
-		t.Logf("%s: placed %d of %d", name, placed, len(tids))
-		// The forker makes 4 children and a grandchild and locks 4 threads: at least 12 tasks.
-		if placed != len(tids) || len(tids) < 12 {
-			t.Errorf("%s: %d of %d tasks in %s\nthe hook said:\n%s", name, placed, len(tids), group, e.log())
-		}
+		e.wantForkerPlaced(crio.CRI, name, ids[name], group)
 	}
 
 	// status reports what the hook did: the pod's group made once, the second container joined.

@@ -2,7 +2,6 @@ package e2e_test
 
 import (
 	"testing"
-	"time"
 
 	"github.com/resctrl-mon/resctrl-mon/test/e2e"
 	"github.com/resctrl-mon/resctrl-mon/test/resctrlsim"
@@ -16,36 +15,19 @@ func TestHookCRIOWithoutKubeletLabels(t *testing.T) {
 	t.Parallel()
 	e := newHookEnv(t, resctrlsim.Options{}, "failurePolicy: closed\n")
 	hooksDir := t.TempDir()
-	for _, name := range []string{"resctrl-mon-createruntime.json", "resctrl-mon-poststop.json"} {
-		installHookJSON(t, name, hooksDir, e.cfgPath)
-	}
+	e.installShippedHooks(t, hooksDir)
 	crio := e2e.StartCRIO(t, e2e.CRIOOptions{HooksDir: hooksDir, Rootfs: e.rootfs})
 	group := "mon_groups/" + uidB
 	pod, err := crio.RunPod(e2e.PodSpec{Name: "nolabels", Namespace: "e2e", UID: uidB})
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, name := range []string{"app", "sidecar"} {
-		id, err := crio.RunContainer(pod, e2e.TestImage, e2e.ContainerSpec{Name: name, Command: []string{"forker"}})
-		if err != nil {
-			t.Fatalf("%s did not start (failurePolicy closed): %v\nthe hook said:\n%s", name, err, e.log())
-		}
-		if err := crio.WaitLog(pod, name, "ready", 20*time.Second); err != nil {
-			t.Fatal(err)
-		}
-		pid, err := crio.PID(id)
-		if err != nil {
-			t.Fatal(err)
-		}
-		tids, err := e2e.CgroupTasks(pid)
-		if err != nil {
-			t.Fatal(err)
-		}
-		placed := e.placedOf(group, tids)
-		t.Logf("%s: placed %d of %d", name, placed, len(tids))
-		if placed != len(tids) || len(tids) < 12 {
-			t.Errorf("%s: %d of %d tasks in %s\nthe hook said:\n%s", name, placed, len(tids), group, e.log())
-		}
+	// failurePolicy closed: a container the hook refused does not start, and runForkers
+	// fails the test with what the hook said.
+	names := []string{"app", "sidecar"}
+	ids := runForkers(t, e, crio.CRI, pod, names...)
+	for _, name := range names {
+		e.wantForkerPlaced(crio.CRI, name, ids[name], group)
 	}
 	recs := e.records()
 	if len(recs) != 1 || recs[0].Namespace != "e2e" || recs[0].PodName != "nolabels" {

@@ -289,6 +289,63 @@ func (e *hookEnv) endCRIPod(t *testing.T, c *e2e.CRI, podID, group string) {
 	}
 }
 
+// installShippedHooks writes the shipped createRuntime and poststop hooks.d JSON into dir
+// (a runtime's hooks directory), naming this environment's config.
+func (e *hookEnv) installShippedHooks(t *testing.T, dir string) {
+	t.Helper()
+	for _, name := range []string{"resctrl-mon-createruntime.json", "resctrl-mon-poststop.json"} {
+		installHookJSON(t, name, dir, e.cfgPath)
+	}
+}
+
+// criPlaced reads the tasks in the cgroup of a CRI container's init (CRI-O, containerd) and
+// counts how many of them are in group.
+func (e *hookEnv) criPlaced(c *e2e.CRI, id, group string) (placed int, tids []int) {
+	e.t.Helper()
+	pid, err := c.PID(id)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	tids, err = e2e.CgroupTasks(pid)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	return e.placedOf(group, tids), tids
+}
+
+// wantForkerPlaced logs how many tasks of a CRI forker container are in group and fails the
+// test unless all are: the forker makes 4 children and a grandchild and locks 4 threads, at
+// least 12 tasks.
+func (e *hookEnv) wantForkerPlaced(c *e2e.CRI, name, id, group string) {
+	e.t.Helper()
+	placed, tids := e.criPlaced(c, id, group)
+	e.t.Logf("%s: placed %d of %d", name, placed, len(tids))
+	if placed != len(tids) || len(tids) < 12 {
+		e.t.Errorf("%s: %d of %d tasks in %s\nthe hook said:\n%s", name, placed, len(tids), group, e.log())
+	}
+}
+
+// criExecForker starts a forker in a running CRI container with crictl exec (ExecSync, what
+// exec probes use) and waits until it is ready. ExecSync returns when sh does; the forker it
+// leaves behind stays in the container and says "ready" in a file once all its children and
+// threads exist.
+func criExecForker(t *testing.T, c *e2e.CRI, id string) {
+	t.Helper()
+	if _, err := c.Exec(id, "sh", "-c", "forker >/tmp/exec.out 2>&1 &"); err != nil {
+		t.Fatal(err)
+	}
+	err := e2e.Poll(20*time.Second, func() error {
+		out, err := c.Exec(id, "cat", "/tmp/exec.out")
+		if err == nil && !strings.Contains(string(out), "ready") {
+			err = fmt.Errorf("the exec'd forker is not ready: %q", out)
+		}
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
 // runForkers runs a forker container of each name in a CRI pod (CRI-O, containerd), waits until each is ready
 // and returns their ids by name.
 func runForkers(t *testing.T, e *hookEnv, c *e2e.CRI, pod *e2e.Pod, names ...string) map[string]string {

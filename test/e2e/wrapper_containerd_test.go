@@ -3,7 +3,6 @@ package e2e_test
 import (
 	"fmt"
 	"os"
-	"strings"
 	"testing"
 	"time"
 
@@ -51,37 +50,13 @@ func TestWrapperContainerd(t *testing.T) {
 	if err := ctrd.WaitLog(pod, "app", "ready", 20*time.Second); err != nil {
 		t.Fatal(err)
 	}
-	pid, err := ctrd.PID(id)
-	if err != nil {
-		t.Fatal(err)
-	}
-	before, err := e2e.CgroupTasks(pid)
-	if err != nil {
-		t.Fatal(err)
-	}
-	placed := e.placedOf(group, before)
+	placed, before := e.criPlaced(ctrd.CRI, id, group)
 	t.Logf("containerd, the wrapper as BinaryName: the container placed %d of %d tasks", placed, len(before))
 	if placed != len(before) || len(before) < 12 {
 		t.Fatalf("the container: placed %d of %d\n%s", placed, len(before), e.log())
 	}
-	if _, err := ctrd.Exec(id, "sh", "-c", "forker >/tmp/exec.out 2>&1 &"); err != nil {
-		t.Fatal(err)
-	}
-	err = e2e.Poll(20*time.Second, func() error {
-		out, err := ctrd.Exec(id, "cat", "/tmp/exec.out")
-		if err == nil && !strings.Contains(string(out), "ready") {
-			err = fmt.Errorf("the exec'd forker is not ready: %q", out)
-		}
-		return err
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	after, err := e2e.CgroupTasks(pid)
-	if err != nil {
-		t.Fatal(err)
-	}
-	placed = e.placedOf(group, after)
+	criExecForker(t, ctrd.CRI, id)
+	placed, after := e.criPlaced(ctrd.CRI, id, group)
 	t.Logf("crictl exec under containerd through the wrapper: placed %d of %d tasks of the container (%d before the exec)", placed, len(after), len(before))
 	if placed != len(after) || len(after) < len(before)+12 {
 		t.Errorf("after the exec: placed %d of %d\n%s", placed, len(after), e.log())

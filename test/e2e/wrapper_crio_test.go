@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
-	"strings"
 	"testing"
 	"time"
 
@@ -23,9 +22,7 @@ func TestWrapperCRIO(t *testing.T) {
 	runc := newRuntime(t, "runc") // only for runc's path
 	e.config(fmt.Sprintf("runtime: %s\nruntimeHook: %s\n", runc.Bin, binaries.hook))
 	hooksDir := t.TempDir()
-	for _, name := range []string{"resctrl-mon-createruntime.json", "resctrl-mon-poststop.json"} {
-		installHookJSON(t, name, hooksDir, e.cfgPath)
-	}
+	e.installShippedHooks(t, hooksDir)
 	conmon, err := exec.LookPath("conmon")
 	if err != nil {
 		t.Skip(err)
@@ -66,40 +63,15 @@ monitor_env = ["PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bi
 		if err := crio.WaitLog(pod, "app", "ready", 20*time.Second); err != nil {
 			t.Fatal(err)
 		}
-		pid, err := crio.PID(id)
-		if err != nil {
-			t.Fatal(err)
-		}
-		before, err := e2e.CgroupTasks(pid)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if placed := e.placedOf(group, before); placed != len(before) {
+		placed, before := e.criPlaced(crio.CRI, id, group)
+		if placed != len(before) {
 			t.Fatalf("%s: the container itself: placed %d of %d\n%s", name, placed, len(before), e.log())
 		}
-		// ExecSync returns when sh does; the forker it left behind stays in the container
-		// and says "ready" in a file once all its children and threads exist.
-		if _, err := crio.Exec(id, "sh", "-c", "forker >/tmp/exec.out 2>&1 &"); err != nil {
-			t.Fatal(err)
-		}
-		err = e2e.Poll(20*time.Second, func() error {
-			out, err := crio.Exec(id, "cat", "/tmp/exec.out")
-			if err == nil && !strings.Contains(string(out), "ready") {
-				err = fmt.Errorf("the exec'd forker is not ready: %q", out)
-			}
-			return err
-		})
-		if err != nil {
-			t.Fatal(err)
-		}
-		after, err := e2e.CgroupTasks(pid)
-		if err != nil {
-			t.Fatal(err)
-		}
+		criExecForker(t, crio.CRI, id)
+		placed, after := e.criPlaced(crio.CRI, id, group)
 		if len(after) < len(before)+12 {
 			t.Fatalf("%d tasks in the container's cgroup, want the exec'd forker's 12 more than %d", len(after), len(before))
 		}
-		placed := e.placedOf(group, after)
 		t.Logf("crictl exec under the %s handler: placed %d of %d tasks of the container (%d before the exec)", name, placed, len(after), len(before))
 		switch {
 		case tc.handler == "wrapped" && placed != len(after):

@@ -53,11 +53,7 @@ type ContainerdOptions struct {
 // cgroups) is removed.
 func StartContainerd(t testing.TB, o ContainerdOptions) *Containerd {
 	t.Helper()
-	requireRoot(t)
-	bin := RuntimeBins(t, "containerd")
-	crictl := filepath.Join(RuntimeBins(t, "crictl"), "crictl")
-	runc := lookBin(t, "runc")
-	lookBin(t, "podman")
+	bin, crictl, runc := criPrerequisites(t, "containerd")
 	rootfs := o.Rootfs
 	if rootfs == "" {
 		rootfs = Rootfs(t, nil)
@@ -83,10 +79,9 @@ func StartContainerd(t testing.TB, o ContainerdOptions) *Containerd {
 	}
 
 	c.CRI = newCRI(t, crictl, "unix://"+c.Socket, base)
-	t.Cleanup(func() { c.cleanLeftovers(t) })
+	t.Cleanup(func() { c.cleanLeftovers(t, c.Dir, c.RuncRoot) })
 	// containerd finds its shim on PATH.
-	env := append(os.Environ(), "PATH="+bin+":/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin")
-	d, err := startDaemon("containerd", c.Log, env, filepath.Join(bin, "containerd"), "--config", c.Config)
+	d, err := startDaemon("containerd", c.Log, daemonEnv(bin), filepath.Join(bin, "containerd"), "--config", c.Config)
 	if err != nil {
 		t.Fatalf("e2e: %v", err)
 	}
@@ -106,10 +101,7 @@ func StartContainerd(t testing.TB, o ContainerdOptions) *Containerd {
 	})
 	// The CRI plugin answers once it has loaded; the image is imported after that, through
 	// the daemon, into the namespace the CRI plugin reads.
-	if err := d.waitReady(daemonTimeout, func() error {
-		_, err := c.Command("version")
-		return err
-	}); err != nil {
+	if err := d.waitReady(daemonTimeout, c.answers); err != nil {
 		t.Fatalf("e2e: %v", err)
 	}
 	if _, err := c.Ctr("images", "import", archive); err != nil {
@@ -157,22 +149,6 @@ func (c *Containerd) BundleSpec(id string) ([]byte, *specs.Spec, error) {
 
 // DaemonLog returns the end of the daemon's log.
 func (c *Containerd) DaemonLog() string { return c.d.tail() }
-
-// cleanLeftovers kills what the daemon left running and removes what it left mounted.
-func (c *Containerd) cleanLeftovers(t testing.TB) {
-	if err := killMentioning(c.Dir); err != nil {
-		t.Errorf("e2e: cleanup: %v", err)
-	}
-	if err := deleteRuncContainers(c.RuncRoot); err != nil {
-		t.Errorf("e2e: cleanup: %v", err)
-	}
-	if err := unmountUnder(c.Dir); err != nil {
-		t.Errorf("e2e: cleanup: %v", err)
-	}
-	if err := c.removeCgroups(); err != nil {
-		t.Errorf("e2e: cleanup: %v", err)
-	}
-}
 
 // containerdConfig is config.toml for a daemon whose every path is under base. Version 3
 // is the one seen to work here; restrict_oom_score_adj keeps runc from lowering the pause

@@ -79,6 +79,26 @@ type Pod struct {
 	config string // the pod's JSON config, which crictl create reads again
 }
 
+// criPrerequisites skips the test (unless RESCTRLSIM_REQUIRE=1) where what a CRI daemon
+// needs is missing: root, the daemon built into the test cache (RuntimeBins), crictl, runc,
+// and podman (which puts TestImage in the daemon's store). It checks them before anything is
+// built or started, and returns the daemon's bin directory and crictl's and runc's paths.
+func criPrerequisites(t testing.TB, daemon string) (bin, crictl, runc string) {
+	t.Helper()
+	requireRoot(t)
+	bin = RuntimeBins(t, daemon)
+	crictl = filepath.Join(RuntimeBins(t, "crictl"), "crictl")
+	runc = lookBin(t, "runc")
+	lookBin(t, "podman")
+	return bin, crictl, runc
+}
+
+// daemonEnv is a CRI daemon's environment: ours, with the bin directory it was built into
+// (containerd finds its shim there) ahead of the system's PATH.
+func daemonEnv(binDir string) []string {
+	return append(os.Environ(), "PATH="+binDir+":/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin")
+}
+
 // newCRI writes crictl's config for the endpoint into a fresh directory under base.
 func newCRI(t testing.TB, crictl, endpoint, base string) *CRI {
 	t.Helper()
@@ -98,6 +118,12 @@ func newCRI(t testing.TB, crictl, endpoint, base string) *CRI {
 }
 
 func (c *CRI) configPath() string { return filepath.Join(c.ConfigDir, "crictl.yaml") }
+
+// answers is nil once the runtime answers crictl: what a daemon's start waits for.
+func (c *CRI) answers() error {
+	_, err := c.Command("version")
+	return err
+}
 
 // Command runs crictl with the given arguments and returns its stdout; an error carries its
 // stderr.
@@ -232,6 +258,24 @@ func (c *CRI) RunContainer(p *Pod, image string, s ContainerSpec) (string, error
 		return "", err
 	}
 	return id, c.Start(id)
+}
+
+// cleanLeftovers kills what the daemon under dir left running (processes naming dir: shims,
+// conmon), deletes the containers under runcRoot, removes what it left mounted under dir and
+// the pods' cgroups.
+func (c *CRI) cleanLeftovers(t testing.TB, dir, runcRoot string) {
+	if err := killMentioning(dir); err != nil {
+		t.Errorf("e2e: cleanup: %v", err)
+	}
+	if err := deleteRuncContainers(runcRoot); err != nil {
+		t.Errorf("e2e: cleanup: %v", err)
+	}
+	if err := unmountUnder(dir); err != nil {
+		t.Errorf("e2e: cleanup: %v", err)
+	}
+	if err := c.removeCgroups(); err != nil {
+		t.Errorf("e2e: cleanup: %v", err)
+	}
 }
 
 // removeCgroups removes the cgroups of every pod run, once the daemon's cleanup has

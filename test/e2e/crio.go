@@ -58,11 +58,8 @@ type CRIOOptions struct {
 // runc containers, mounts, pod cgroups) is removed.
 func StartCRIO(t testing.TB, o CRIOOptions) *CRIO {
 	t.Helper()
-	requireRoot(t)
-	crioBin := RuntimeBins(t, "crio")
-	crictl := filepath.Join(RuntimeBins(t, "crictl"), "crictl")
-	runc, conmon := lookBin(t, "runc"), lookBin(t, "conmon")
-	lookBin(t, "podman")
+	crioBin, crictl, runc := criPrerequisites(t, "crio")
+	conmon := lookBin(t, "conmon")
 	rootfs := o.Rootfs
 	if rootfs == "" {
 		rootfs = Rootfs(t, nil)
@@ -105,9 +102,9 @@ func StartCRIO(t testing.TB, o CRIOOptions) *CRIO {
 	c.CRI = newCRI(t, crictl, "unix://"+c.Socket, base)
 	c.bin = filepath.Join(crioBin, "crio")
 	c.args = []string{"--config", c.Config, "--config-dir", filepath.Join(base, "conf.d")}
-	c.env = append(os.Environ(), "PATH="+crioBin+":/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin")
+	c.env = daemonEnv(crioBin)
 	// Cleanups run in reverse: pods first, then the daemon, then what is left, then base.
-	t.Cleanup(func() { c.cleanLeftovers(t) })
+	t.Cleanup(func() { c.cleanLeftovers(t, c.Dir, c.RuncRoot) })
 	t.Cleanup(func() {
 		if c.d == nil {
 			return
@@ -155,10 +152,7 @@ func (c *CRIO) StartDaemon() error {
 		return err
 	}
 	c.d = d
-	return d.waitReady(daemonTimeout, func() error {
-		_, err := c.Command("version")
-		return err
-	})
+	return d.waitReady(daemonTimeout, c.answers)
 }
 
 // StopDaemon sends the daemon sig and waits until it has exited: SIGTERM is a graceful
@@ -178,22 +172,6 @@ func (c *CRIO) Restart(sig syscall.Signal) error {
 
 // DaemonLog returns the end of the daemon's log.
 func (c *CRIO) DaemonLog() string { return c.d.tail() }
-
-// cleanLeftovers kills what the daemon left running and removes what it left mounted.
-func (c *CRIO) cleanLeftovers(t testing.TB) {
-	if err := killMentioning(c.Dir); err != nil {
-		t.Errorf("e2e: cleanup: %v", err)
-	}
-	if err := deleteRuncContainers(c.RuncRoot); err != nil {
-		t.Errorf("e2e: cleanup: %v", err)
-	}
-	if err := unmountUnder(c.Dir); err != nil {
-		t.Errorf("e2e: cleanup: %v", err)
-	}
-	if err := c.removeCgroups(); err != nil {
-		t.Errorf("e2e: cleanup: %v", err)
-	}
-}
 
 // crioConfig is crio.conf for a daemon whose every path is under base.
 func crioConfig(base string, c *CRIO, runc, conmon, pinns string) string {

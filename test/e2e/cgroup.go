@@ -125,6 +125,27 @@ func (m cgroupMount) dirOf(path string) (string, bool) {
 	return "", false
 }
 
+// cgroupDirs returns the directory of the cgroup at path (as /proc/PID/cgroup names it) in
+// every mounted hierarchy that has it. It returns none for a hierarchy's root ("/" or "", what
+// a pod with no cgroup of its own reports): a caller removing what it is given must never get
+// there.
+func cgroupDirs(path string) ([]string, error) {
+	if !strings.HasPrefix(path, "/") || strings.Trim(path, "/") == "" {
+		return nil, nil
+	}
+	mounts, err := readCgroupMounts()
+	if err != nil {
+		return nil, err
+	}
+	var dirs []string
+	for _, m := range mounts {
+		if dir, ok := m.dirOf(path); ok {
+			dirs = append(dirs, dir)
+		}
+	}
+	return dirs, nil
+}
+
 // readCgroupMounts returns the cgroup and cgroup2 mounts in this process's mount namespace.
 func readCgroupMounts() ([]cgroupMount, error) {
 	f, err := os.Open("/proc/self/mountinfo")

@@ -238,21 +238,14 @@ func mentions(cmdline []byte, dir string) bool {
 // descendants from every mounted hierarchy, deepest first. The runtimes remove a
 // container's cgroup, never the pod's parent that the test named.
 func removeCgroup(path string) error {
-	// Never a hierarchy's root (a pod with no cgroup of its own reports "/" or ""): walking
-	// down from there would try every cgroup on the host.
-	if !strings.HasPrefix(path, "/") || strings.Trim(path, "/") == "" {
-		return nil
-	}
-	mounts, err := readCgroupMounts()
+	// cgroupDirs gives no hierarchy's root: walking down from there would try every cgroup
+	// on the host.
+	tops, err := cgroupDirs(path)
 	if err != nil {
 		return err
 	}
 	var errs []error
-	for _, m := range mounts {
-		top, ok := m.dirOf(path)
-		if !ok {
-			continue
-		}
+	for _, top := range tops {
 		var dirs []string
 		err := filepath.WalkDir(top, func(p string, d fs.DirEntry, err error) error {
 			if err != nil {

@@ -85,3 +85,27 @@ func TestDefaultSpec(t *testing.T) {
 		t.Errorf("network namespace: %v and %v, want one only in the first", a.Linux.Namespaces, b.Linux.Namespaces)
 	}
 }
+
+// The cleanups remove what cgroupDirs gives: never a hierarchy's root, whatever a pod with no
+// cgroup of its own reports, and for a cgroup path its directory in each hierarchy.
+func TestCgroupDirs(t *testing.T) {
+	t.Parallel()
+	for _, root := range []string{"", "/", "//", "relative"} {
+		if dirs, err := cgroupDirs(root); err != nil || dirs != nil {
+			t.Errorf("cgroupDirs(%q) = %q, %v; want none", root, dirs, err)
+		}
+	}
+	mounts, err := readCgroupMounts()
+	if err != nil || len(mounts) == 0 {
+		t.Skipf("no cgroup mounts here: %v", err)
+	}
+	dirs, err := cgroupDirs("/resctrl-e2e-pod-x")
+	if err != nil || len(dirs) == 0 {
+		t.Fatalf("cgroupDirs = %q, %v; want a directory per hierarchy", dirs, err)
+	}
+	for _, d := range dirs {
+		if !strings.HasSuffix(d, "/resctrl-e2e-pod-x") {
+			t.Errorf("%s is not the cgroup's directory", d)
+		}
+	}
+}

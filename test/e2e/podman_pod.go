@@ -106,19 +106,14 @@ func (p *PodmanRunner) podWithoutInfra(pod string) bool {
 // removeEmptyCgroup removes the empty cgroup at path (as /proc/<pid>/cgroup names it) in every
 // hierarchy that has it; not its descendants, and never a hierarchy's root.
 func removeEmptyCgroup(path string) error {
-	if !strings.HasPrefix(path, "/") || strings.Trim(path, "/") == "" {
-		return nil
-	}
-	mounts, err := readCgroupMounts()
+	dirs, err := cgroupDirs(path)
 	if err != nil {
 		return err
 	}
 	var errs []error
-	for _, m := range mounts {
-		if dir, ok := m.dirOf(path); ok {
-			if err := os.Remove(dir); err != nil && !errors.Is(err, fs.ErrNotExist) {
-				errs = append(errs, err)
-			}
+	for _, dir := range dirs {
+		if err := os.Remove(dir); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			errs = append(errs, err)
 		}
 	}
 	return errors.Join(errs...)

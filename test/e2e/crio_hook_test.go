@@ -14,9 +14,7 @@ import (
 func TestHookCRIO(t *testing.T) {
 	t.Parallel()
 	e := newHookEnv(t, resctrlsim.Options{}, "retention: 0s\n")
-	hooksDir := t.TempDir()
-	e.installShippedHooks(t, hooksDir)
-	crio := e2e.StartCRIO(t, e2e.CRIOOptions{HooksDir: hooksDir, Rootfs: e.rootfs})
+	crio := e.startCRIOWithHooks(t, e2e.CRIOOptions{})
 	group := "mon_groups/" + uidA
 
 	pod, err := crio.RunPod(e2e.PodSpec{Name: "forkers", Namespace: "e2e", UID: uidA, Kubelet: true})
@@ -25,9 +23,7 @@ func TestHookCRIO(t *testing.T) {
 	}
 	names := []string{"app", "sidecar"}
 	ids := runForkers(t, e, crio.CRI, pod, names...)
-	for _, name := range names {
-		e.wantForkerPlaced(crio.CRI, name, ids[name], group)
-	}
+	e.wantForkersPlaced(t, crio.CRI, group, ids)
 
 	// status reports what the hook did: the pod's group made once, the second container joined.
 	if c := e.status().Counts; c["hook.created"] != 1 || c["hook.joined"] != 1 || c["snapshot.begin"] != 1 {

@@ -14,9 +14,7 @@ import (
 func TestHookCRIOWithoutKubeletLabels(t *testing.T) {
 	t.Parallel()
 	e := newHookEnv(t, resctrlsim.Options{}, "failurePolicy: closed\n")
-	hooksDir := t.TempDir()
-	e.installShippedHooks(t, hooksDir)
-	crio := e2e.StartCRIO(t, e2e.CRIOOptions{HooksDir: hooksDir, Rootfs: e.rootfs})
+	crio := e.startCRIOWithHooks(t, e2e.CRIOOptions{})
 	group := "mon_groups/" + uidB
 	pod, err := crio.RunPod(e2e.PodSpec{Name: "nolabels", Namespace: "e2e", UID: uidB})
 	if err != nil {
@@ -24,11 +22,8 @@ func TestHookCRIOWithoutKubeletLabels(t *testing.T) {
 	}
 	// failurePolicy closed: a container the hook refused does not start, and runForkers
 	// fails the test with what the hook said.
-	names := []string{"app", "sidecar"}
-	ids := runForkers(t, e, crio.CRI, pod, names...)
-	for _, name := range names {
-		e.wantForkerPlaced(crio.CRI, name, ids[name], group)
-	}
+	ids := runForkers(t, e, crio.CRI, pod, "app", "sidecar")
+	e.wantForkersPlaced(t, crio.CRI, group, ids)
 	recs := e.records()
 	if len(recs) != 1 || recs[0].Namespace != "e2e" || recs[0].PodName != "nolabels" {
 		t.Errorf("records: %+v", recs)

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -310,19 +311,39 @@ func (e *hookEnv) criPlaced(c *e2e.CRI, id, group string) (placed int, tids []in
 	if err != nil {
 		e.t.Fatal(err)
 	}
+	// Listing the root group makes the simulator take in its queued fork events, so the
+	// threads just listed in the cgroup are known to it.
+	_ = e.groupTasks("")
 	return e.placedOf(group, tids), tids
 }
 
-// wantForkerPlaced logs how many tasks of a CRI forker container are in group and fails the
-// test unless all are: the forker makes 4 children and a grandchild and locks 4 threads, at
-// least 12 tasks.
-func (e *hookEnv) wantForkerPlaced(c *e2e.CRI, name, id, group string) {
-	e.t.Helper()
-	placed, tids := e.criPlaced(c, id, group)
-	e.t.Logf("%s: placed %d of %d", name, placed, len(tids))
-	if placed != len(tids) || len(tids) < 12 {
-		e.t.Errorf("%s: %d of %d tasks in %s\nthe hook said:\n%s", name, placed, len(tids), group, e.log())
+// wantForkersPlaced wants group there and every task of each forker container (ids by
+// name) in it, and logs how many are: the forker makes 4 children and a grandchild and locks
+// 4 threads, at least 12 tasks.
+func (e *hookEnv) wantForkersPlaced(t *testing.T, c *e2e.CRI, group string, ids map[string]string) {
+	t.Helper()
+	if !e.exists(group) {
+		t.Fatalf("no group %s\nthe hook or adapter said:\n%s", group, e.log())
 	}
+	for _, name := range slices.Sorted(maps.Keys(ids)) {
+		placed, tids := e.criPlaced(c, ids[name], group)
+		t.Logf("%s: placed %d of %d in %s", name, placed, len(tids), group)
+		if placed != len(tids) || len(tids) < 12 {
+			t.Errorf("%s: %d of %d tasks in %s\nthe hook or adapter said:\n%s", name, placed, len(tids), group, e.log())
+		}
+	}
+}
+
+// startCRIOWithHooks starts a CRI-O whose hooks_dir holds the shipped hooks naming this
+// environment's config, with the test's rootfs unless o names one.
+func (e *hookEnv) startCRIOWithHooks(t *testing.T, o e2e.CRIOOptions) *e2e.CRIO {
+	t.Helper()
+	o.HooksDir = t.TempDir()
+	e.installShippedHooks(t, o.HooksDir)
+	if o.Rootfs == "" {
+		o.Rootfs = e.rootfs
+	}
+	return e2e.StartCRIO(t, o)
 }
 
 // criExecForker starts a forker in a running CRI container with crictl exec (ExecSync, what

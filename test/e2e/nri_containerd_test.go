@@ -40,25 +40,8 @@ func TestNRIContainerd(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	names := []string{"app", "sidecar", "helper"}
-	ids := runForkers(t, e, ctrd.CRI, pod, names...)
-	for _, name := range names {
-		pid, err := ctrd.PID(ids[name])
-		if err != nil {
-			t.Fatal(err)
-		}
-		tids, err := e2e.CgroupTasks(pid)
-		if err != nil {
-			t.Fatal(err)
-		}
-		_ = e.groupTasks("") // the simulator takes in its queued fork events
-		placed := e.placedOf(group, tids)
-		t.Logf("%s: placed %d of %d", name, placed, len(tids))
-		// The forker makes 4 children and a grandchild and locks 4 threads: at least 12 tasks.
-		if placed != len(tids) || len(tids) < 12 {
-			t.Errorf("%s: %d of %d tasks in %s\nthe adapter said:\n%s", name, placed, len(tids), group, e.log())
-		}
-	}
+	ids := runForkers(t, e, ctrd.CRI, pod, "app", "sidecar", "helper")
+	e.wantForkersPlaced(t, ctrd.CRI, group, ids)
 
 	checkAdapterMetrics(t, metrics, map[string]float64{
 		`resctrl_mon_outcomes_total{action="created",source="adapter"}`:                                                            1,

@@ -51,7 +51,7 @@ func TestNRICRIO(t *testing.T) {
 	}
 	// Every task of a container that forks the moment it starts, with no late pass: the
 	// init was placed before it ran.
-	e.checkForkersPlaced(t, crio.CRI, alone, ids)
+	e.wantForkersPlaced(t, crio.CRI, alone, ids)
 	if got := e.stateOf(alone); got != string(inventory.Active) {
 		t.Errorf("the adapter's pod is %s, want active (placed before it ran)", got)
 	}
@@ -66,7 +66,7 @@ func TestNRICRIO(t *testing.T) {
 	if n := e.logLines("msg=synchronized", "live=2 "); n != 1 {
 		t.Errorf("the restart's Synchronize did not count the pod's 2 containers as live\n%s", e.log())
 	}
-	e.checkForkersPlaced(t, crio.CRI, alone, ids)
+	e.wantForkersPlaced(t, crio.CRI, alone, ids)
 	if e.rmid(alone) != rmid || e.stateOf(alone) != string(inventory.Active) {
 		t.Errorf("after the adapter's restart: RMID %d (was %d), state %s", e.rmid(alone), rmid, e.stateOf(alone))
 	}
@@ -83,7 +83,7 @@ func TestNRICRIO(t *testing.T) {
 		t.Fatal(err)
 	}
 	ids = runForkers(t, e, crio.CRI, pod, "app", "sidecar")
-	e.checkForkersPlaced(t, crio.CRI, both, ids)
+	e.wantForkersPlaced(t, crio.CRI, both, ids)
 	for name, id := range ids {
 		if n := e.logLines("stage=createRuntime", "container="+id, "outcome="); n != 1 {
 			t.Errorf("%s: %d createRuntime hook lines, want 1", name, n)
@@ -108,28 +108,4 @@ func TestNRICRIO(t *testing.T) {
 		t.Errorf("the pod's group was created %d times by the hook and the adapter together, want once\n%s", created, e.log())
 	}
 	e.endCRIPod(t, crio.CRI, pod.ID, both)
-}
-
-// checkForkersPlaced wants every task of each forker container in group.
-func (e *hookEnv) checkForkersPlaced(t *testing.T, c *e2e.CRI, group string, ids map[string]string) {
-	t.Helper()
-	if !e.exists(group) {
-		t.Fatalf("no group %s\nthe hook and the adapter said:\n%s", group, e.log())
-	}
-	for name, id := range ids {
-		pid, err := c.PID(id)
-		if err != nil {
-			t.Fatal(err)
-		}
-		tids, err := e2e.CgroupTasks(pid)
-		if err != nil {
-			t.Fatal(err)
-		}
-		_ = e.groupTasks("") // the simulator takes in its queued fork events
-		placed := e.placedOf(group, tids)
-		t.Logf("%s: placed %d of %d in %s", name, placed, len(tids), group)
-		if placed != len(tids) || len(tids) < 12 {
-			t.Errorf("%s: %d of %d tasks in %s\n%s", name, placed, len(tids), group, e.log())
-		}
-	}
 }

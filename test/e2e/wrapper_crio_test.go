@@ -21,8 +21,6 @@ func TestWrapperCRIO(t *testing.T) {
 	e := newHookEnv(t, resctrlsim.Options{}, "")
 	runc := newRuntime(t, "runc") // only for runc's path
 	e.config(fmt.Sprintf("runtime: %s\nruntimeHook: %s\n", runc.Bin, binaries.hook))
-	hooksDir := t.TempDir()
-	e.installShippedHooks(t, hooksDir)
 	conmon, err := exec.LookPath("conmon")
 	if err != nil {
 		t.Skip(err)
@@ -44,7 +42,7 @@ monitor_path = %q
 monitor_cgroup = "pod"
 monitor_env = ["PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin", "RESCTRL_MON_CONFIG=%s"]
 `, script, root, conmon, e.cfgPath)
-	crio := e2e.StartCRIO(t, e2e.CRIOOptions{HooksDir: hooksDir, Rootfs: e.rootfs, Config: handler})
+	crio := e.startCRIOWithHooks(t, e2e.CRIOOptions{Config: handler})
 
 	for _, tc := range []struct{ handler, uid string }{{"", uidA}, {"wrapped", uidB}} {
 		name := tc.handler

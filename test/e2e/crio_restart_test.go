@@ -100,11 +100,7 @@ func TestCRIORestart(t *testing.T) {
 func newCRIOHookEnv(t *testing.T, extra string) (*hookEnv, *e2e.CRIO) {
 	t.Helper()
 	e := newHookEnv(t, resctrlsim.Options{}, "")
-	hooksDir := t.TempDir()
-	for _, name := range []string{"resctrl-mon-createruntime.json", "resctrl-mon-poststop.json"} {
-		installHookJSON(t, name, hooksDir, e.cfgPath)
-	}
-	crio := e2e.StartCRIO(t, e2e.CRIOOptions{HooksDir: hooksDir, Rootfs: e.rootfs})
+	crio := e.startCRIOWithHooks(t, e2e.CRIOOptions{})
 	e.config(fmt.Sprintf("runtimeRoots: [%s]\n%s", crio.RuncRoot, extra))
 	return e, crio
 }

@@ -97,9 +97,7 @@ func TestHookPodmanPod(t *testing.T) {
 			// A long retention: what ends the pod's group at `pod rm` is the infra's poststop.
 			e := newHookEnv(t, resctrlsim.Options{}, "retention: 1h\nfailurePolicy: closed\n")
 			hooksDir := t.TempDir()
-			for _, name := range []string{"resctrl-mon-createruntime.json", "resctrl-mon-poststop.json"} {
-				installHookJSON(t, name, hooksDir, e.cfgPath)
-			}
+			e.installShippedHooks(t, hooksDir)
 			p := e2e.Podman(t)
 			pod, err := p.CreatePod(e2e.PodOptions{Name: "e2e-pod-" + rt, Runtime: rt})
 			if err != nil {

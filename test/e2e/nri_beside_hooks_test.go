@@ -20,9 +20,7 @@ func TestHooksAndAdapterShareANode(t *testing.T) {
 	t.Parallel()
 	e := newHookEnv(t, resctrlsim.Options{}, "retention: 0s\n")
 	hooksDir := t.TempDir()
-	for _, name := range []string{"resctrl-mon-createruntime.json", "resctrl-mon-poststop.json"} {
-		installHookJSON(t, name, hooksDir, e.cfgPath)
-	}
+	e.installShippedHooks(t, hooksDir)
 	ctrd := e2e.StartContainerd(t, e2e.ContainerdOptions{Rootfs: e.rootfs})
 	stopAdapter := startAdapter(t, e, ctrd.NRISocket)
 

@@ -73,9 +73,7 @@ func TestNRICRIO(t *testing.T) {
 	e.endCRIPod(t, crio.CRI, pod.ID, alone)
 
 	// The hooks beside the adapter, on one state dir.
-	for _, name := range []string{"resctrl-mon-createruntime.json", "resctrl-mon-poststop.json"} {
-		installHookJSON(t, name, hooksDir, e.cfgPath)
-	}
+	e.installShippedHooks(t, hooksDir)
 	both := "mon_groups/" + uidB
 	before := len(e.records())
 	pod, err = crio.RunPod(e2e.PodSpec{Name: "both", Namespace: "e2e", UID: uidB, Kubelet: true})

@@ -4,7 +4,6 @@ import (
 	"errors"
 	"maps"
 	"os"
-	"syscall"
 	"testing"
 	"time"
 
@@ -56,8 +55,7 @@ func TestOutcomesAreCountedBySource(t *testing.T) {
 
 	// Reconcile counts its steps under its own source, and a dry run counts nothing: the
 	// pending pod's container died without a departure, so its pod goes idle.
-	_ = syscall.Kill(b1, syscall.SIGKILL)
-	waitGone(t, b1)
+	crash(t, b1)
 	e.m.CountAs(SourceReconcile)
 	if _, err := e.m.Reconcile(nil, true); err != nil {
 		t.Fatal(err)

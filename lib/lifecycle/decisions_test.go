@@ -5,7 +5,6 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
@@ -57,8 +56,7 @@ func TestDecidePendingPodCompletedWhole(t *testing.T) {
 	if out, err := e.create("b1", p1, fakeCrio(podB)); !errors.Is(err, ErrNoRMIDs) || out.Action != Pending {
 		t.Fatalf("b1: %+v, %v", out, err)
 	}
-	_ = syscall.Kill(pa, syscall.SIGKILL)
-	waitGone(t, pa)
+	crash(t, pa)
 	e.stop("a1", fakeCrio(podA)) // frees the RMID (retention 0)
 	if out, err := e.create("b2", e.proc(), fakeCrio(podB)); err != nil || out.Action != Created {
 		t.Fatalf("b2: %+v, %v", out, err)
@@ -153,8 +151,7 @@ func TestDecideDepartureWithoutGroup(t *testing.T) {
 			if _, err := e.create("c1", pid, fakeCrio(podA)); err != nil {
 				t.Fatal(err)
 			}
-			_ = syscall.Kill(pid, syscall.SIGKILL)
-			waitGone(t, pid)
+			crash(t, pid)
 			if steps, err := e.m.Reconcile(nil, false); err != nil || fake.count() != 0 {
 				t.Fatalf("reconcile of a dead pod (retention 0): %+v, %v", steps, err)
 			}

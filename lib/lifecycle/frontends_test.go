@@ -2,7 +2,6 @@ package lifecycle
 
 import (
 	"slices"
-	"syscall"
 	"testing"
 	"time"
 
@@ -96,8 +95,7 @@ func TestSecondDepartureKeepsTheIdleClock(t *testing.T) {
 	if _, err := e.create("c1", p, crio(podA, sbA)); err != nil {
 		t.Fatal(err)
 	}
-	_ = syscall.Kill(p, syscall.SIGKILL)
-	waitGone(t, p)
+	crash(t, p)
 	e.stop("c1", crio(podA, sbA))
 	e.now = e.now.Add(40 * time.Second)
 	if o := e.stop("c1", crio(podA, sbA)); o.Action != Idle {

@@ -3,7 +3,6 @@ package lifecycle
 import (
 	"os"
 	"path/filepath"
-	"syscall"
 	"testing"
 	"time"
 
@@ -54,8 +53,7 @@ func TestSecondDeparture(t *testing.T) {
 		if _, err := e.create("c1", p, crio(podA, sbA)); err != nil {
 			t.Fatal(err)
 		}
-		_ = syscall.Kill(p, syscall.SIGKILL)
-		waitGone(t, p)
+		crash(t, p)
 		if o := e.stop("c1", crio(podA, sbA)); o.Action != Idle {
 			t.Fatalf("first departure: %+v", o)
 		}
@@ -78,8 +76,7 @@ func TestSecondDeparture(t *testing.T) {
 		if o := e.stop("c1", crio(podA, sbA)); o.Action != Kept {
 			t.Fatalf("first departure with the init running: %+v", o)
 		}
-		_ = syscall.Kill(p, syscall.SIGKILL)
-		waitGone(t, p)
+		crash(t, p)
 		if o := e.stop("c1", crio(podA, sbA)); o.Action != Removed || e.exists("mon_groups/"+podA) {
 			t.Errorf("second departure: %+v, want the group removed", o)
 		}

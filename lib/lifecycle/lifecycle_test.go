@@ -140,9 +140,7 @@ func TestPodLifetime(t *testing.T) {
 	// A counter with no value is recorded as such, never as zero.
 	e.sim.SetCounterState("mbm_local_bytes", "Unavailable", group)
 	// The last container goes; its process must be gone too before the group can go.
-	_ = syscall.Kill(p1, syscall.SIGKILL)
-	_ = syscall.Kill(p2, syscall.SIGKILL)
-	waitGone(t, p1, p2)
+	crash(t, p1, p2)
 	if o := e.stop("c2", crio(podA, sbA)); o.Action != "removed" || e.exists(group) {
 		t.Errorf("after the last container: %+v, group exists %v", o, e.exists(group))
 	}
@@ -168,8 +166,13 @@ func TestPodLifetime(t *testing.T) {
 	}
 }
 
-func waitGone(t *testing.T, pids ...int) {
+// crash kills processes standing for containers' inits (SIGKILL, as a crash or runc kill
+// would) and waits until each has exited, so that lifecycle sees them dead.
+func crash(t *testing.T, pids ...int) {
 	t.Helper()
+	for _, p := range pids {
+		_ = syscall.Kill(p, syscall.SIGKILL)
+	}
 	deadline := time.Now().Add(10 * time.Second)
 	for _, p := range pids {
 		for !procfs.Finished(p) {
@@ -192,8 +195,7 @@ func TestRetention(t *testing.T) {
 		t.Fatal(err)
 	}
 	rmid := e.sim.RMID(group)
-	_ = syscall.Kill(p, syscall.SIGKILL)
-	waitGone(t, p)
+	crash(t, p)
 	if o := e.stop("c1", crio(podA, sbA)); o.Action != "idle" {
 		t.Fatalf("stop: %+v", o)
 	}
@@ -208,8 +210,7 @@ func TestRetention(t *testing.T) {
 	if e.sim.RMID(group) != rmid {
 		t.Errorf("restart inside the window: RMID %d, want %d", e.sim.RMID(group), rmid)
 	}
-	_ = syscall.Kill(p, syscall.SIGKILL)
-	waitGone(t, p)
+	crash(t, p)
 	e.stop("c1-restarted", crio(podA, sbA))
 	e.now = e.now.Add(2 * time.Minute)
 	// A restart after the window, before any sweep, gets a fresh group.
@@ -247,8 +248,7 @@ func TestSweep(t *testing.T) {
 		if _, err := e.create("c-"+pod, p, crio(pod, sbA)); err != nil {
 			t.Fatal(err)
 		}
-		_ = syscall.Kill(p, syscall.SIGKILL)
-		waitGone(t, p)
+		crash(t, p)
 	}
 	e.stop("c-"+podA, crio(podA, sbA))
 	e.now = e.now.Add(2 * time.Minute)
@@ -463,9 +463,8 @@ func TestParallelContainers(t *testing.T) {
 		if !slices.Contains(e.tasks("mon_groups/"+pods[i%5]), p) {
 			t.Errorf("container %d (pid %d) is not in its pod's group", i, p)
 		}
-		_ = syscall.Kill(p, syscall.SIGKILL)
 	}
-	waitGone(t, pids...)
+	crash(t, pids...)
 	for i := range 50 {
 		wg.Go(func() {
 			sb := strings.Repeat(strconv.Itoa(i%5), 64)
@@ -495,9 +494,7 @@ func TestSandboxStopEndsThePod(t *testing.T) {
 	if _, err := e.create("app", pc, crio(podA, sbA)); err != nil {
 		t.Fatal(err)
 	}
-	_ = syscall.Kill(ps, syscall.SIGKILL)
-	_ = syscall.Kill(pc, syscall.SIGKILL)
-	waitGone(t, ps, pc)
+	crash(t, ps, pc)
 	if o := e.stop(sbA, sandbox); o.Action != "removed" || e.exists("mon_groups/"+podA) {
 		t.Errorf("sandbox poststop: %+v", o)
 	}
@@ -544,8 +541,7 @@ func TestBeginOfAVanishedGroupIsPruned(t *testing.T) {
 	if _, err := e.create("c1", p, crio(podA, sbA)); err != nil {
 		t.Fatal(err)
 	}
-	_ = syscall.Kill(p, syscall.SIGKILL)
-	waitGone(t, p)
+	crash(t, p)
 	e.sim.Reset() // the group vanishes behind our back
 	if o := e.stop("c1", crio(podA, sbA)); o.Action != Removed {
 		t.Fatalf("stop: %+v", o)

@@ -239,13 +239,34 @@ func lateInit(t *testing.T) *proctest.Init {
 
 const lateTasks = 4
 
-func (e *env) record(group string) lifecycleRecord {
+// manager opens the state the adapter and the hook share, as another front end would.
+func (e *env) manager() *lifecycle.Manager {
 	e.t.Helper()
 	m, err := lifecycle.New(e.cfg, discard())
 	if err != nil {
 		e.t.Fatal(err)
 	}
-	rec, ok, err := m.Store().Load(group)
+	return m
+}
+
+// placeAsHook places a container as the OCI hook does on the same node: its pod from the
+// spec's annotations, its init's pid.
+func (e *env) placeAsHook(id string, pid int, ann map[string]string) lifecycle.Outcome {
+	e.t.Helper()
+	idn, err := identity.FromAnnotations(id, ann)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	out, err := e.manager().Place(lifecycle.Placement{ContainerID: id, Pid: pid, Pod: idn, Annotations: ann})
+	if err != nil {
+		e.t.Fatalf("hook: %v", err)
+	}
+	return out
+}
+
+func (e *env) record(group string) lifecycleRecord {
+	e.t.Helper()
+	rec, ok, err := e.manager().Store().Load(group)
 	if err != nil || !ok {
 		e.t.Fatalf("record of %s: %v, %v", group, ok, err)
 	}
@@ -474,16 +495,8 @@ func TestHookAndAdapterPlaceOnce(t *testing.T) {
 	// The hook's view: containerd's annotations on the OCI spec.
 	ann := map[string]string{identity.ContainerdPodUID: uidA, identity.ContainerdSandboxID: sbA, identity.ContainerdContainerType: "container",
 		identity.ContainerdPodNamespace: "default", identity.ContainerdPodName: "web"}
-	hookIdn, err := identity.FromAnnotations("c1", ann)
-	if err != nil {
-		t.Fatal(err)
-	}
-	m, err := lifecycle.New(e.cfg, discard())
-	if err != nil {
-		t.Fatal(err)
-	}
-	if out, err := m.Place(lifecycle.Placement{ContainerID: "c1", Pid: in.Pid, Pod: hookIdn, Annotations: ann}); err != nil || out.Action != lifecycle.Created {
-		t.Fatalf("hook: %+v, %v", out, err)
+	if out := e.placeAsHook("c1", in.Pid, ann); out.Action != lifecycle.Created {
+		t.Fatalf("hook: %+v", out)
 	}
 	rmid := e.sim.RMID("mon_groups/" + uidA)
 	if err := e.rt.start(p, &api.Container{Id: "c1"}, uint32(in.Pid), in); err != nil {
@@ -701,17 +714,7 @@ func TestBesideHooks(t *testing.T) {
 	hookInit := proctest.Hold(t, "sleep 600")
 	ann := map[string]string{identity.CRIOPodUID: uidB, identity.CRIOSandboxID: sbB, identity.CRIOContainerType: "container",
 		identity.CRIOPodNamespace: "crio", identity.CRIOPodName: "hooked", identity.CRIOContainerID: "hc1"}
-	hookIdn, err := identity.FromAnnotations("hc1", ann)
-	if err != nil {
-		t.Fatal(err)
-	}
-	m, err := lifecycle.New(e.cfg, discard())
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := m.Place(lifecycle.Placement{ContainerID: "hc1", Pid: hookInit.Pid, Pod: hookIdn, Annotations: ann}); err != nil {
-		t.Fatal(err)
-	}
+	e.placeAsHook("hc1", hookInit.Pid, ann)
 	hookInit.Release(t)
 	rmidB := e.sim.RMID("mon_groups/" + uidB)
 	// The adapter's pod.

@@ -71,6 +71,23 @@ func TestLive(t *testing.T) {
 	}
 }
 
+// parsedSanely checks what every runtime's state parser promises: an error is never a live
+// container, and a live one has a pid and an ID that is safe as a path. It reports whether
+// the parser gave a container to check further (no error).
+func parsedSanely(t *testing.T, c Container, ok bool, err error) bool {
+	t.Helper()
+	if err != nil {
+		if ok {
+			t.Fatalf("ok with an error: %v", err)
+		}
+		return false
+	}
+	if ok && (c.Pid <= 0 || !ocistate.ValidContainerID(c.ID)) {
+		t.Errorf("live with pid %d, id %q", c.Pid, c.ID)
+	}
+	return true
+}
+
 // FuzzParseRunc: whatever parseRunc calls live names a real pid and a safe id, every
 // annotation comes from a "key=value" label (never "bundle"), and the container survives
 // being written back as runc would write it.
@@ -83,14 +100,8 @@ func FuzzParseRunc(f *testing.F) {
 	f.Add([]byte(`{"id":"c1","init_process_pid":"1"}`))
 	f.Fuzz(func(t *testing.T, b []byte) {
 		c, start, ok, err := parseRunc(b)
-		if err != nil {
-			if ok {
-				t.Fatalf("ok with an error: %v", err)
-			}
+		if !parsedSanely(t, c, ok, err) {
 			return
-		}
-		if ok && (c.Pid <= 0 || !ocistate.ValidContainerID(c.ID)) {
-			t.Errorf("live with pid %d, id %q", c.Pid, c.ID)
 		}
 		if c.Runtime != "runc" || c.Annotations == nil {
 			t.Errorf("runtime %q, annotations %v", c.Runtime, c.Annotations)
@@ -222,14 +233,8 @@ func FuzzParseCrunStatus(f *testing.F) {
 	f.Add("c1", []byte(`null`))
 	f.Fuzz(func(t *testing.T, id string, b []byte) {
 		c, start, ok, err := parseCrun(id, b)
-		if err != nil {
-			if ok {
-				t.Fatalf("ok with an error: %v", err)
-			}
+		if !parsedSanely(t, c, ok, err) {
 			return
-		}
-		if ok && (c.Pid <= 0 || !ocistate.ValidContainerID(c.ID)) {
-			t.Errorf("live with pid %d, id %q", c.Pid, c.ID)
 		}
 		if c.ID != id || c.Runtime != "crun" || c.Annotations != nil || c.ClosID != "" {
 			t.Errorf("id %q from %q, runtime %q; the status has no annotations or class: %+v", c.ID, id, c.Runtime, c)

@@ -91,10 +91,7 @@ func TestLatePlacementMovesTheWholeCgroup(t *testing.T) {
 func TestSecondDepartureKeepsTheIdleClock(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t, resctrlsim.Options{}, func(c *config.Config) { c.Retention = config.Duration(time.Minute) })
-	p := e.proc()
-	if _, err := e.create("c1", p, crio(podA, sbA)); err != nil {
-		t.Fatal(err)
-	}
+	p := e.placed("c1", crio(podA, sbA))
 	crash(t, p)
 	e.stop("c1", crio(podA, sbA))
 	e.now = e.now.Add(40 * time.Second)

@@ -49,10 +49,7 @@ func TestSecondDeparture(t *testing.T) {
 	t.Run("the last container, retention running", func(t *testing.T) {
 		t.Parallel()
 		e := newEnv(t, resctrlsim.Options{}, func(c *config.Config) { c.Retention = config.Duration(time.Minute) })
-		p := e.proc()
-		if _, err := e.create("c1", p, crio(podA, sbA)); err != nil {
-			t.Fatal(err)
-		}
+		p := e.placed("c1", crio(podA, sbA))
 		crash(t, p)
 		if o := e.stop("c1", crio(podA, sbA)); o.Action != Idle {
 			t.Fatalf("first departure: %+v", o)
@@ -68,10 +65,7 @@ func TestSecondDeparture(t *testing.T) {
 	t.Run("retention 0, a removal to retry", func(t *testing.T) {
 		t.Parallel()
 		e := newEnv(t, resctrlsim.Options{}, func(c *config.Config) { c.Retention = 0 })
-		p := e.proc()
-		if _, err := e.create("c1", p, crio(podA, sbA)); err != nil {
-			t.Fatal(err)
-		}
+		p := e.placed("c1", crio(podA, sbA))
 		// The init still runs at the first departure: the group keeps it.
 		if o := e.stop("c1", crio(podA, sbA)); o.Action != Kept {
 			t.Fatalf("first departure with the init running: %+v", o)

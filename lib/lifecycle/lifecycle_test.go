@@ -70,6 +70,17 @@ func (e *env) proc() int {
 	return cmd.Process.Pid
 }
 
+// placed starts a stand-in init and places it as container id of the pod the annotations
+// name, failing the test if that fails; it returns the init's pid.
+func (e *env) placed(id string, a map[string]string) int {
+	e.t.Helper()
+	p := e.proc()
+	if _, err := e.create(id, p, a); err != nil {
+		e.t.Fatal(err)
+	}
+	return p
+}
+
 func crio(pod, sandbox string) map[string]string {
 	return map[string]string{identity.CRIOPodUID: pod, identity.CRIOSandboxID: sandbox, identity.CRIOContainerType: "container",
 		identity.CRIOPodNamespace: "default", identity.CRIOPodName: "web"}
@@ -190,10 +201,7 @@ func TestRetention(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t, resctrlsim.Options{}, func(c *config.Config) { c.Retention = config.Duration(time.Minute) })
 	group := "mon_groups/" + podA
-	p := e.proc()
-	if _, err := e.create("c1", p, crio(podA, sbA)); err != nil {
-		t.Fatal(err)
-	}
+	p := e.placed("c1", crio(podA, sbA))
 	rmid := e.sim.RMID(group)
 	crash(t, p)
 	if o := e.stop("c1", crio(podA, sbA)); o.Action != "idle" {
@@ -244,10 +252,7 @@ func TestSweep(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t, resctrlsim.Options{}, func(c *config.Config) { c.Retention = config.Duration(time.Minute) })
 	for _, pod := range []string{podA, podB} {
-		p := e.proc()
-		if _, err := e.create("c-"+pod, p, crio(pod, sbA)); err != nil {
-			t.Fatal(err)
-		}
+		p := e.placed("c-"+pod, crio(pod, sbA))
 		crash(t, p)
 	}
 	e.stop("c-"+podA, crio(podA, sbA))
@@ -537,10 +542,7 @@ func TestBeginOfAVanishedGroupIsPruned(t *testing.T) {
 	e := newEnv(t, resctrlsim.Options{}, func(c *config.Config) {
 		c.Retention, c.SnapshotMaxAge = 0, config.Duration(time.Hour)
 	})
-	p := e.proc()
-	if _, err := e.create("c1", p, crio(podA, sbA)); err != nil {
-		t.Fatal(err)
-	}
+	p := e.placed("c1", crio(podA, sbA))
 	crash(t, p)
 	e.sim.Reset() // the group vanishes behind our back
 	if o := e.stop("c1", crio(podA, sbA)); o.Action != Removed {

@@ -1,7 +1,6 @@
 package snapshot
 
 import (
-	"os"
 	"path/filepath"
 	"slices"
 	"testing"
@@ -11,13 +10,9 @@ import (
 // contents lists what the snapshots in dir say: "kind@time" of each, sorted.
 func contents(t *testing.T, dir string) []string {
 	t.Helper()
-	entries, err := os.ReadDir(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
 	var out []string
-	for _, e := range entries {
-		s, err := ReadFile(filepath.Join(dir, e.Name()))
+	for _, name := range names(t, dir) {
+		s, err := ReadFile(filepath.Join(dir, name))
 		if err != nil {
 			t.Fatal(err)
 		}

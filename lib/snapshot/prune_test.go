@@ -52,6 +52,7 @@ func raw(t testing.TB, dir, name, content string, at time.Time) {
 	}
 }
 
+// names lists the files in dir.
 func names(t testing.TB, dir string) []string {
 	t.Helper()
 	entries, err := os.ReadDir(dir)

@@ -290,6 +290,23 @@ func (e *hookEnv) endCRIPod(t *testing.T, c *e2e.CRI, podID, group string) {
 	}
 }
 
+// endPodmanPod removes a podman pod and waits until its group and every registry entry are
+// gone: the infra container's poststop hook ends the pod, however long the retention.
+func (e *hookEnv) endPodmanPod(t *testing.T, p *e2e.PodmanRunner, podID, group string) {
+	t.Helper()
+	if err := p.RemovePod(podID); err != nil {
+		t.Fatal(err)
+	}
+	if err := e2e.Poll(10*time.Second, func() error {
+		if e.exists(group) || len(e.records()) != 0 {
+			return fmt.Errorf("group or registry entry still there")
+		}
+		return nil
+	}); err != nil {
+		t.Errorf("%v after podman pod rm (the infra's poststop ends the pod):\n%s", err, e.log())
+	}
+}
+
 // installShippedHooks writes the shipped createRuntime and poststop hooks.d JSON into dir
 // (a runtime's hooks directory), naming this environment's config.
 func (e *hookEnv) installShippedHooks(t *testing.T, dir string) {

@@ -141,17 +141,7 @@ func TestHookPodmanPod(t *testing.T) {
 				}
 				t.Errorf("groups %v, %d registry entries: want only the pod's, %s\n%s", names, len(recs), pod.InfraID, e.log())
 			}
-			if err := p.RemovePod(pod.ID); err != nil {
-				t.Fatal(err)
-			}
-			if err := e2e.Poll(10*time.Second, func() error {
-				if e.exists(group) || len(e.records()) != 0 {
-					return fmt.Errorf("group or registry entry still there")
-				}
-				return nil
-			}); err != nil {
-				t.Errorf("%v after podman pod rm (the infra's poststop ends the pod):\n%s", err, e.log())
-			}
+			e.endPodmanPod(t, p, pod.ID, group)
 			t.Logf("%s: what the hook did with the infra container:\n%s", rt, e.logFor(pod.InfraID))
 		})
 	}

@@ -133,15 +133,5 @@ func TestHooksAndAdapterShareANode(t *testing.T) {
 	if e.exists(ctrdGroup) || !e.exists(podmanGroup) {
 		t.Errorf("after the containerd pod's removal: its group exists %v, the podman pod's %v\n%s", e.exists(ctrdGroup), e.exists(podmanGroup), e.log())
 	}
-	if err := pm.RemovePod(ppod.ID); err != nil {
-		t.Fatal(err)
-	}
-	if err := e2e.Poll(10*time.Second, func() error {
-		if e.exists(podmanGroup) || len(e.records()) != 0 {
-			return fmt.Errorf("the podman pod's group or a registry entry is still there")
-		}
-		return nil
-	}); err != nil {
-		t.Errorf("%v\n%s", err, e.log())
-	}
+	e.endPodmanPod(t, pm, ppod.ID, podmanGroup)
 }

@@ -3,6 +3,7 @@ package e2e_test
 import (
 	"fmt"
 	"os"
+	"path/filepath"
 	"testing"
 	"time"
 
@@ -38,6 +39,11 @@ func BenchmarkWrapper(b *testing.B) {
 	}
 	wrapper := plain.Via(binaries.wrapper, config.ConfigEnv+"="+cfg)
 	noop := plain.Via(binaries.noopwrapper, "E2E_REAL_RUNTIME="+plain.Bin)
+	// The same no-op wrapper joining the pod's group and nothing else: the floor for an exec
+	// that must join (the join costs the simulator a FUSE write and its bookkeeping, which
+	// the kernel does in the kernel).
+	joinOnly := plain.Via(binaries.noopwrapper, "E2E_REAL_RUNTIME="+plain.Bin,
+		"E2E_JOIN_TASKS="+filepath.Join(sim.Dir, "mon_groups", uidA, "tasks"))
 	rootfs := e2e.Rootfs(b, nil)
 	ann := crioPod(uidA, sandboxOf('a'), "app")
 	hook := func(stage string) specs.Hook {
@@ -93,7 +99,7 @@ func BenchmarkWrapper(b *testing.B) {
 	run(wrapper, "warm", bare)
 	// Medians, not means: one container start slowed by another tenant of this shared VM
 	// would move a mean by more than the 5% being measured.
-	var runPlain, runWrap, runNoop, execPlain, execWrap, execNoop, execLone []time.Duration
+	var runPlain, runWrap, runNoop, execPlain, execWrap, execNoop, execLone, execJoin []time.Duration
 	i := 0
 	for b.Loop() {
 		// The three in turn, in a rotating order: whatever the one before leaves behind
@@ -111,6 +117,7 @@ func BenchmarkWrapper(b *testing.B) {
 			func() {
 				runNoop = append(runNoop, run(noop, fmt.Sprintf("n%d", i), listed))
 				execNoop = append(execNoop, execTrue(noop, "target"))
+				execJoin = append(execJoin, execTrue(joinOnly, "target"))
 			},
 		}
 		for k := range steps {
@@ -133,6 +140,8 @@ func BenchmarkWrapper(b *testing.B) {
 		b.ReportMetric(float64(r.wrap)/float64(r.noop), r.what+"-x-noopwrapper")
 	}
 	b.ReportMetric(float64(e2e.Median(execLone))/float64(e2e.Median(execNoop)), "exec-nogroup-x-noopwrapper")
+	b.ReportMetric(float64(e2e.Median(execJoin))/float64(e2e.Median(execNoop)), "exec-joinonly-x-noopwrapper")
+	b.ReportMetric(float64(e2e.Median(execWrap))/float64(e2e.Median(execJoin)), "exec-x-joinonly")
 }
 
 func errorsJoin(a, b error) error {

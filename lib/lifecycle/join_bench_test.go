@@ -1,0 +1,88 @@
+package lifecycle
+
+import (
+	"fmt"
+	"log/slog"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/resctrl-mon/resctrl-mon/lib/config"
+	"github.com/resctrl-mon/resctrl-mon/lib/identity"
+	"github.com/resctrl-mon/resctrl-mon/lib/resctrlfs"
+	"github.com/resctrl-mon/resctrl-mon/test/resctrlsim"
+)
+
+// BenchmarkJoinLifecycle times the library's part of a container's life in a pod that has
+// its group (Place joining it, then the two departures NRI sends), with the state on tmpfs,
+// on the in-memory resctrl against the simulator, alternately in one run: the first is what
+// the library itself costs (a kernel's resctrl answers in microseconds), the difference is
+// what the simulator's FUSE round trips add. It is the part of the NRI adapter's own time
+// (BenchmarkContainerLifecycle in lib/nriplugin) that is resctrl-mon's code.
+func BenchmarkJoinLifecycle(b *testing.B) {
+	shm, err := os.MkdirTemp("/dev/shm", "resctrl-mon-bench-")
+	if err != nil {
+		b.Skipf("needs a tmpfs at /dev/shm: %v", err)
+	}
+	b.Cleanup(func() { _ = os.RemoveAll(shm) })
+	sim := resctrlsim.MountT(b, resctrlsim.Options{SettleInterval: -1})
+	manager := func(name string, rs resctrlfs.Groups) *Manager {
+		cfg := config.Default()
+		cfg.ResctrlRoot, cfg.StateDir, cfg.SnapshotDir = rs.Root(), filepath.Join(shm, name), ""
+		cfg.Retention = config.Duration(time.Hour)
+		m, err := NewWith(cfg, slog.New(slog.DiscardHandler), rs)
+		if err != nil {
+			b.Fatal(err)
+		}
+		return m
+	}
+	kernel, err := resctrlfs.Open(sim.Dir, ValidGroupName, canonicalGroupName, slog.New(slog.DiscardHandler))
+	if err != nil {
+		b.Fatal(err)
+	}
+	fake := newFake(8)
+	fake.keep = false
+	onSim, inMemory := manager("sim", kernel), manager("fake", fake)
+	sleeper := exec.Command("sleep", "3600")
+	if err := sleeper.Start(); err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { _ = sleeper.Process.Kill(); _ = sleeper.Wait() })
+	pid := sleeper.Process.Pid
+	idn, err := identity.FromAnnotations("first", crio(podA, sbA))
+	if err != nil {
+		b.Fatal(err)
+	}
+	life := func(m *Manager, id string) time.Duration {
+		t0 := time.Now()
+		if out, err := m.Place(Placement{ContainerID: id, Pid: pid, Pod: idn, Annotations: crio(podA, sbA)}); err != nil || out.Action != Joined {
+			b.Fatalf("%s: %+v, %v", id, out, err)
+		}
+		for range 2 { // StopContainer, RemoveContainer
+			if _, err := m.Leave(Departure{ContainerID: id, Pod: idn}); err != nil {
+				b.Fatal(err)
+			}
+		}
+		return time.Since(t0)
+	}
+	// The pod's group, made by its first container, which stays.
+	for _, m := range []*Manager{onSim, inMemory} {
+		if _, err := m.Place(Placement{ContainerID: "first", Pid: pid, Pod: idn, Annotations: crio(podA, sbA)}); err != nil {
+			b.Fatal(err)
+		}
+	}
+	var simT, memT []time.Duration
+	i := 0
+	for b.Loop() {
+		simT = append(simT, life(onSim, fmt.Sprintf("s%d", i)))
+		memT = append(memT, life(inMemory, fmt.Sprintf("m%d", i)))
+		i++
+	}
+	med := func(d []time.Duration) time.Duration { s := slices.Clone(d); slices.Sort(s); return s[len(s)/2] }
+	b.ReportMetric(float64(med(memT).Microseconds()), "library-µs/lifecycle")
+	b.ReportMetric(float64(med(simT).Microseconds()), "on-sim-µs/lifecycle")
+	b.ReportMetric(float64(med(simT))/float64(med(memT)), "sim-x-library")
+}

@@ -105,8 +105,9 @@ func TestPodLifecycle(t *testing.T) {
 // kubelet re-creates keeps the RMID; the timer's sweep removes it once the window passed.
 func TestRetentionAndSweepTimer(t *testing.T) {
 	t.Parallel()
-	// Long enough for a loaded machine to start the next container within it.
-	e := newEnv(t, func(c *config.Config) { c.Retention = config.Duration(2 * time.Second) })
+	// Long enough for a loaded machine to start the next container within it (2 s was not,
+	// once, under -race beside a profiled benchmark).
+	e := newEnv(t, func(c *config.Config) { c.Retention = config.Duration(5 * time.Second) })
 	e.startAdapter(Options{SweepEvery: 50 * time.Millisecond})
 	p := pod(uidA, sbA, "default", "web")
 	e.rt.runPod(p)

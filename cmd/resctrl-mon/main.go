@@ -127,12 +127,17 @@ func reconcile(c *cli.Context) error {
 	return err
 }
 
-func status(c *cli.Context) error {
+// openInventory is the read side the configuration names: status and top read through it.
+func openInventory(c *cli.Context) (*inventory.Inventory, error) {
 	cfg, err := cliconfig.Load(c)
 	if err != nil {
-		return err
+		return nil, err
 	}
-	inv, err := inventory.Open(cfg)
+	return inventory.Open(cfg)
+}
+
+func status(c *cli.Context) error {
+	inv, err := openInventory(c)
 	if err != nil {
 		return err
 	}

@@ -9,8 +9,6 @@ import (
 	"github.com/urfave/cli/v2"
 	"golang.org/x/sys/unix"
 
-	"github.com/resctrl-mon/resctrl-mon/lib/cliconfig"
-	"github.com/resctrl-mon/resctrl-mon/lib/inventory"
 	"github.com/resctrl-mon/resctrl-mon/lib/psi"
 	"github.com/resctrl-mon/resctrl-mon/lib/top"
 )
@@ -51,11 +49,7 @@ func runTop(c *cli.Context) error {
 		}
 		frames = 1
 	}
-	cfg, err := cliconfig.Load(c)
-	if err != nil {
-		return err
-	}
-	inv, err := inventory.Open(cfg)
+	inv, err := openInventory(c)
 	if err != nil {
 		return err
 	}

@@ -22,19 +22,21 @@ func TestOutcomesAreCountedBySource(t *testing.T) {
 	e.m.CountAs(SourceHook)
 	pid, b1 := os.Getpid(), e.proc()
 	steps := []struct {
-		do   func() (Outcome, error)
-		want Action
+		do    func() (Outcome, error)
+		want  Action
+		again bool // a repeat, which says what it found but counts nothing
 	}{
-		{func() (Outcome, error) { return e.create("c1", pid, crio(podA, sbA)) }, Created},
-		{func() (Outcome, error) { return e.create("c2", pid, crio(podA, sbA)) }, Joined},
-		{func() (Outcome, error) { return e.create("c3", pid, crio(podA, sbB)) }, Refused},        // another live sandbox
-		{func() (Outcome, error) { return e.place("c4", pid, crio(podA, sbA), "gold") }, Refused}, // another class
-		{func() (Outcome, error) { return e.create("b1", b1, fakeCrio(podB)) }, Pending},          // the one RMID is podA's
-		{func() (Outcome, error) { return e.create("c5", -1, crio(podA, sbA)) }, Failed},          // bad input
-		{func() (Outcome, error) { return Outcome{}, e.m.Refuse("c6", errors.New("no pod uid")) }, Refused},
-		{func() (Outcome, error) { return e.stop("c1", crio(podA, sbA)), nil }, Left},
-		{func() (Outcome, error) { return e.stop("c2", crio(podA, sbA)), nil }, Idle},
-		{func() (Outcome, error) { return e.m.EndPod(PodEnd{PodUID: podA}) }, Removed},
+		{func() (Outcome, error) { return e.create("c1", pid, crio(podA, sbA)) }, Created, false},
+		{func() (Outcome, error) { return e.create("c2", pid, crio(podA, sbA)) }, Joined, false},
+		{func() (Outcome, error) { return e.create("c3", pid, crio(podA, sbB)) }, Refused, false},        // another live sandbox
+		{func() (Outcome, error) { return e.place("c4", pid, crio(podA, sbA), "gold") }, Refused, false}, // another class
+		{func() (Outcome, error) { return e.create("b1", b1, fakeCrio(podB)) }, Pending, false},          // the one RMID is podA's
+		{func() (Outcome, error) { return e.create("c5", -1, crio(podA, sbA)) }, Failed, false},          // bad input
+		{func() (Outcome, error) { return Outcome{}, e.m.Refuse("c6", errors.New("no pod uid")) }, Refused, false},
+		{func() (Outcome, error) { return e.stop("c1", crio(podA, sbA)), nil }, Left, false},
+		{func() (Outcome, error) { return e.stop("c1", crio(podA, sbA)), nil }, Left, true}, // NRI's RemoveContainer after StopContainer
+		{func() (Outcome, error) { return e.stop("c2", crio(podA, sbA)), nil }, Idle, false},
+		{func() (Outcome, error) { return e.m.EndPod(PodEnd{PodUID: podA}) }, Removed, false},
 	}
 	want := map[string]uint64{}
 	for i, s := range steps {
@@ -42,7 +44,9 @@ func TestOutcomesAreCountedBySource(t *testing.T) {
 		if got := ActionOf(out, err); got != s.want {
 			t.Fatalf("step %d: %s (%+v, %v), want %s", i, got, out, err, s.want)
 		}
-		want["hook."+string(s.want)]++
+		if !s.again {
+			want["hook."+string(s.want)]++
+		}
 	}
 	want["snapshot.begin"], want["snapshot.end"] = 1, 1
 	got, err := e.m.Store().Counts()

@@ -29,7 +29,12 @@ func (m *Manager) Leave(d Departure) (out Outcome, err error) {
 		out.Container = d.ContainerID
 		return out, err
 	}
-	defer func() { m.count(ActionOf(out, err)) }()
+	again := false // a departure made already is no outcome of its own to count
+	defer func() {
+		if !again {
+			m.count(ActionOf(out, err))
+		}
+	}()
 	name, err := m.store.ContainerGroup(d.ContainerID)
 	if err != nil {
 		return out, err
@@ -46,6 +51,7 @@ func (m *Manager) Leave(d Departure) (out Outcome, err error) {
 			return out, nil
 		}
 		if o, ok := m.departed(name, d.ContainerID, out); ok {
+			again = o.Action != Skipped
 			return o, nil
 		}
 	}

@@ -189,6 +189,50 @@ func TestPostStartFallback(t *testing.T) {
 	}
 }
 
+// What NRI sends twice is done once: PostStartContainer after StartContainer placed the
+// container, and RemoveContainer after StopContainer's departure, cost no registry work and
+// count no outcome of their own; after a restart (nothing remembered) the registry answers.
+func TestTwiceSentEventsDoneOnce(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, nil)
+	a := e.startAdapter(Options{})
+	p := pod(uidA, sbA, "default", "web")
+	e.rt.runPod(p)
+	ids := []string{"c1", "c2"}
+	for _, id := range ids {
+		in := proctest.Hold(t, "sleep 600")
+		if err := e.rt.start(p, &api.Container{Id: id}, uint32(in.Pid), in); err != nil {
+			t.Fatal(err)
+		}
+	}
+	e.rt.stopContainer(p, &api.Container{Id: "c1"})
+	e.rt.removeContainer(p, &api.Container{Id: "c1"})
+	counts, err := e.manager().Store().Counts()
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]uint64{"adapter.created": 1, "adapter.joined": 1, "adapter.left": 1}
+	for name, n := range counts {
+		if strings.HasPrefix(name, "adapter.") && n != want[name] {
+			t.Errorf("%s counted %d, want %d (all: %v)", name, n, want[name], counts)
+		}
+	}
+	// The adapter restarts between c2's stop and its removal: the removal goes to the
+	// registry, which says the departure was made.
+	e.rt.stopContainer(p, &api.Container{Id: "c2"})
+	if err := a.stop(); err != nil {
+		t.Fatal(err)
+	}
+	a = e.startAdapter(Options{})
+	e.rt.removeContainer(p, &api.Container{Id: "c2"})
+	if rec := e.record(uidA); len(rec.Containers) != 0 || rec.IdleSince == nil {
+		t.Errorf("after both departures: %+v", rec)
+	}
+	if err := a.stop(); err != nil {
+		t.Errorf("adapter stopped with %v", err)
+	}
+}
+
 // No pid at StartContainer, as CRI-O 1.34's NRI sends it, but the container's cgroupsPath:
 // the created init is alone in that cgroup, found there and placed before it runs, not late.
 func TestNoPidInitFromItsCgroup(t *testing.T) {

@@ -54,6 +54,8 @@ type Plugin struct {
 	// refused is why Configure failed the registration: the stub itself may only say the
 	// connection closed.
 	refused atomic.Pointer[error]
+	// seen spares the registry the events NRI sends twice (see seen).
+	seen seen
 }
 
 var (
@@ -118,6 +120,7 @@ func (p *Plugin) apply(cfg config.Config) (retErr error) {
 	p.mu.Lock()
 	old := p.logClose
 	p.cfg, p.sel, p.m, p.startErr, p.log, p.logClose = cfg, sel, m, nil, log, closer
+	p.seen.Reset() // a new manager, maybe another state dir
 	p.mu.Unlock()
 	if old != nil {
 		_ = old.Close()
@@ -174,6 +177,7 @@ func (p *Plugin) Synchronize(_ context.Context, pods []*api.PodSandbox, ctrs []*
 	start := time.Now()
 	cfg, sel, m := p.current()
 	log := p.logger().With("event", "Synchronize", "pods", len(pods), "containers", len(ctrs))
+	p.seen.Reset() // a (re)connection: what happened meanwhile is the registry's to say
 	live, refused := liveContainers(pods, ctrs, sel)
 	// A first start on a node full of pods can outlast the runtime's patience: past the
 	// budget the repair goes on in the background, under the same per-pod locks as events.
@@ -203,6 +207,9 @@ func (p *Plugin) StartContainer(_ context.Context, pod *api.PodSandbox, ctr *api
 
 // PostStartContainer places a container StartContainer could not (no pid was given).
 func (p *Plugin) PostStartContainer(_ context.Context, pod *api.PodSandbox, ctr *api.Container) error {
+	if p.seen.WasPlaced(ctr.GetId()) {
+		return nil
+	}
 	_, _, m := p.current()
 	if g, err := m.Store().ContainerGroup(ctr.GetId()); err == nil && g != "" {
 		return nil // placed at StartContainer
@@ -262,6 +269,9 @@ func (p *Plugin) place(event string, pod *api.PodSandbox, ctr *api.Container, in
 		attrs = append(attrs, "detail", out.Detail)
 	}
 	if err == nil {
+		if !late && (out.Action == lifecycle.Created || out.Action == lifecycle.Joined) {
+			p.seen.Placed(ctr.GetId())
+		}
 		log.Info("placed", attrs...)
 		return nil
 	}
@@ -275,18 +285,24 @@ func (p *Plugin) place(event string, pod *api.PodSandbox, ctr *api.Container, in
 // StopContainer: the container leaves its pod's group; the group stays for the retention
 // window.
 func (p *Plugin) StopContainer(_ context.Context, pod *api.PodSandbox, ctr *api.Container) ([]*api.ContainerUpdate, error) {
-	p.leave("StopContainer", pod, ctr)
+	if p.leave("StopContainer", pod, ctr) {
+		p.seen.Left(ctr.GetId())
+	}
 	return nil, nil
 }
 
-// RemoveContainer: as StopContainer (a container removed without a stop, or a second
-// departure, which changes nothing).
+// RemoveContainer: as StopContainer (a container removed without a stop), or nothing when
+// its StopContainer's departure went through: a second departure changes nothing.
 func (p *Plugin) RemoveContainer(_ context.Context, pod *api.PodSandbox, ctr *api.Container) error {
+	if p.seen.Removed(ctr.GetId()) {
+		return nil
+	}
 	p.leave("RemoveContainer", pod, ctr)
 	return nil
 }
 
-func (p *Plugin) leave(event string, pod *api.PodSandbox, ctr *api.Container) {
+// leave makes the container's departure; it reports whether it went through.
+func (p *Plugin) leave(event string, pod *api.PodSandbox, ctr *api.Container) bool {
 	start := time.Now()
 	cfg, _, m := p.current()
 	d := lifecycle.Departure{ContainerID: ctr.GetId(), Annotations: annotations(pod, ctr)}
@@ -303,6 +319,7 @@ func (p *Plugin) leave(event string, pod *api.PodSandbox, ctr *api.Container) {
 	}
 	p.requestLog(event, pod, ctr).Info("left", "group", out.Group, "outcome", lifecycle.ActionOf(out, err), "detail", out.Detail,
 		"duration", time.Since(start).Round(time.Microsecond), "err", err)
+	return err == nil
 }
 
 // RemovePodSandbox: the pod is gone. Its group ends unless another live sandbox of the same

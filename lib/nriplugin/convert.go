@@ -58,25 +58,24 @@ func liveContainers(pods []*api.PodSandbox, ctrs []*api.Container, sel config.Se
 	}
 	refused = map[string]error{}
 	idns := map[string]*identity.Identity{}
+	// CRI-O's NRI before 1.36 gives no pid: the container's cgroup does, every process's
+	// cgroup read once for all of them.
 	var cgroups procfs.Cgroups
+	inCgroup := func(path string) ([]int, error) {
+		if cgroups == nil {
+			var err error
+			if cgroups, err = procfs.ReadCgroups(); err != nil {
+				return nil, err
+			}
+		}
+		return cgroups.In(path), nil
+	}
 	for _, c := range ctrs {
 		pod := byID[c.GetPodSandboxId()]
 		if pod == nil || c.GetState() == api.ContainerState_CONTAINER_STOPPED || !selected(sel, pod) {
 			continue
 		}
-		pid := int(c.GetPid())
-		if pid == 0 {
-			// CRI-O's NRI before 1.36 gives none: the container's cgroup does, read once
-			// for all of them.
-			if cgroups == nil {
-				if cgroups, _ = procfs.ReadCgroups(); cgroups == nil {
-					cgroups = procfs.Cgroups{}
-				}
-			}
-			if procs := cgroups.In(c.GetLinux().GetCgroupsPath()); len(procs) > 0 {
-				pid = procs[0]
-			}
-		}
+		pid := initPid(c, false, inCgroup)
 		if pid == 0 {
 			continue
 		}
@@ -103,24 +102,22 @@ func liveContainers(pods []*api.PodSandbox, ctrs []*api.Container, sel config.Se
 // or, when it sent none (CRI-O's NRI before 1.36), the one process in the container's cgroup:
 // the runtime's init waiting to exec the container's command. More than one process there
 // means the container has started, and none is taken (0).
-func createdInit(c *api.Container) int {
-	if pid := int(c.GetPid()); pid != 0 {
-		return pid
-	}
-	if procs, err := procfs.ProcessesInCgroup(c.GetLinux().GetCgroupsPath()); err == nil && len(procs) == 1 {
-		return procs[0]
-	}
-	return 0
-}
+func createdInit(c *api.Container) int { return initPid(c, true, procfs.ProcessesInCgroup) }
 
 // runningInit is a started container's process to place it by: the pid the runtime sent, or
 // the lowest pid in the container's cgroup (its init, or what the init left). 0: none.
-func runningInit(c *api.Container) int {
+func runningInit(c *api.Container) int { return initPid(c, false, procfs.ProcessesInCgroup) }
+
+// initPid is the pid the runtime sent, else the lowest of the processes in the container's
+// cgroup as inCgroup lists them (lowest first), and for a container not yet started
+// (created) only if it is the one there. 0: none.
+func initPid(c *api.Container, created bool, inCgroup func(cgroupsPath string) ([]int, error)) int {
 	if pid := int(c.GetPid()); pid != 0 {
 		return pid
 	}
-	if procs, err := procfs.ProcessesInCgroup(c.GetLinux().GetCgroupsPath()); err == nil && len(procs) > 0 {
-		return procs[0]
+	procs, err := inCgroup(c.GetLinux().GetCgroupsPath())
+	if err != nil || len(procs) == 0 || (created && len(procs) != 1) {
+		return 0
 	}
-	return 0
+	return procs[0]
 }

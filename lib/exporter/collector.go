@@ -12,6 +12,7 @@ import (
 	"github.com/resctrl-mon/resctrl-mon/lib/inventory"
 	"github.com/resctrl-mon/resctrl-mon/lib/psi"
 	"github.com/resctrl-mon/resctrl-mon/lib/psimetrics"
+	"github.com/resctrl-mon/resctrl-mon/lib/resctrlfs"
 	"github.com/resctrl-mon/resctrl-mon/lib/state"
 )
 
@@ -68,7 +69,9 @@ func New(src Source, o Options) (*Collector, error) {
 		log = slog.New(slog.DiscardHandler)
 	}
 	c := &Collector{src: src, opts: o, log: log, counters: map[string]counterMetric{}, tracks: map[string]*groupTrack{}}
-	for _, f := range knownCounters {
+	// The mon_data files with a kind and unit (resctrlfs.CounterMeta, as goresctrl has them)
+	// get a metric each; any other is resctrl_mon_counter{counter="<file>"}.
+	for _, f := range resctrlfs.Counters {
 		c.counters[f] = newCounterMetric(f)
 	}
 	c.other = prometheus.NewDesc(Prefix+"counter", "A mon_data file resctrl-mon has no kind or unit for, as the kernel prints it.",

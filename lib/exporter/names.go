@@ -14,11 +14,6 @@ const Prefix = "resctrl_mon_"
 // counterLabels are the labels of every counter series, in this order.
 var counterLabels = []string{"pod_uid", "namespace", "pod", "group", "class", "resource", "domain"}
 
-// knownCounters are the mon_data files with a kind and unit (resctrlfs.CounterMeta, as
-// goresctrl has them): each gets a metric of its own. Any other file is exported as
-// resctrl_mon_counter{counter="<file>"}.
-var knownCounters = []string{"llc_occupancy", "mbm_total_bytes", "mbm_local_bytes", "core_energy", "activity"}
-
 // units turn a counter's UCUM unit into the metric name's base unit and the factor to it.
 var units = map[string]struct {
 	word  string

@@ -44,12 +44,24 @@ var meta = map[string]struct {
 	cumulative bool
 	unit       string
 }{
-	"llc_occupancy":   {false, "By"},
-	"mbm_total_bytes": {true, "By"},
-	"mbm_local_bytes": {true, "By"},
-	"core_energy":     {true, "J"},
-	"activity":        {true, "nF"},
+	LLCOccupancy: {false, "By"},
+	MBMTotal:     {true, "By"},
+	MBMLocal:     {true, "By"},
+	CoreEnergy:   {true, "J"},
+	Activity:     {true, "nF"},
 }
+
+// The counters resctrl-mon knows a kind and unit for, as resctrl names their mon_data files.
+const (
+	LLCOccupancy = "llc_occupancy"
+	MBMTotal     = "mbm_total_bytes"
+	MBMLocal     = "mbm_local_bytes"
+	CoreEnergy   = "core_energy" // Intel AET, PERF_PKG domains
+	Activity     = "activity"    // Intel AET, PERF_PKG domains
+)
+
+// Counters lists the known counters (CounterMeta has a kind and unit for each).
+var Counters = []string{LLCOccupancy, MBMTotal, MBMLocal, CoreEnergy, Activity}
 
 // CounterMeta returns a counter's kind and unit.
 func CounterMeta(name string) (cumulative bool, unit string) {

@@ -6,6 +6,7 @@ import (
 
 	"github.com/resctrl-mon/resctrl-mon/lib/inventory"
 	"github.com/resctrl-mon/resctrl-mon/lib/psi"
+	"github.com/resctrl-mon/resctrl-mon/lib/resctrlfs"
 )
 
 // CellKind says whether a cell has a number (the package doc).
@@ -59,15 +60,15 @@ func NewFrame(prev, cur Sample) Frame {
 	for _, p := range cur.Pods {
 		old := before[p.Pod.Path]
 		r := Row{Name: name(p.Pod), UID: p.Pod.PodUID, Group: p.Pod.Path, State: p.Pod.State}
-		r.LLC = gauge(p.Pod, LLCOccupancy)
+		r.LLC = gauge(p.Pod, resctrlfs.LLCOccupancy)
 		// A group in a new life (re-made on a new RMID) has counts that are not the
 		// previous ones' continuation: no rate until the next frame.
 		var oldPod *inventory.Pod
 		if old != nil && old.Pod.Created.Equal(p.Pod.Created) {
 			oldPod = &old.Pod
 		}
-		r.BW = rate(oldPod, p.Pod, MBMTotal, dt)
-		r.Energy = rate(oldPod, p.Pod, CoreEnergy, dt)
+		r.BW = rate(oldPod, p.Pod, resctrlfs.MBMTotal, dt)
+		r.Energy = rate(oldPod, p.Pod, resctrlfs.CoreEnergy, dt)
 		var oldP map[psi.Resource]map[string]uint64
 		if old != nil {
 			oldP = old.Pressure

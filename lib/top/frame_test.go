@@ -55,44 +55,44 @@ func TestNewFrameCells(t *testing.T) {
 		llc, cpu   Cell
 	}{{
 		name: "rates summed over domains",
-		prev: pod("g", life, map[string]float64{MBMTotal + "@" + l0: 1000, MBMTotal + "@" + l1: 500, CoreEnergy + "@" + p0: 10, LLCOccupancy + "@" + l0: 7}, map[psi.Resource]uint64{psi.CPU: 1e6}),
-		cur:  pod("g", life, map[string]float64{MBMTotal + "@" + l0: 3000, MBMTotal + "@" + l1: 1500, CoreEnergy + "@" + p0: 40, LLCOccupancy + "@" + l0: 64, LLCOccupancy + "@" + l1: 36}, map[psi.Resource]uint64{psi.CPU: 1.5e6}),
+		prev: pod("g", life, map[string]float64{resctrlfs.MBMTotal + "@" + l0: 1000, resctrlfs.MBMTotal + "@" + l1: 500, resctrlfs.CoreEnergy + "@" + p0: 10, resctrlfs.LLCOccupancy + "@" + l0: 7}, map[psi.Resource]uint64{psi.CPU: 1e6}),
+		cur:  pod("g", life, map[string]float64{resctrlfs.MBMTotal + "@" + l0: 3000, resctrlfs.MBMTotal + "@" + l1: 1500, resctrlfs.CoreEnergy + "@" + p0: 40, resctrlfs.LLCOccupancy + "@" + l0: 64, resctrlfs.LLCOccupancy + "@" + l1: 36}, map[psi.Resource]uint64{psi.CPU: 1.5e6}),
 		// 2 s apart: (2000+1000)/2, (40-10)/2 W, 0.5 s of 2 s waiting.
 		bw: value(1500), energy: value(15), llc: value(100), cpu: value(25),
 	}, {
 		name:   "a new pod has no rates yet, but its gauge",
 		noPrev: true,
-		cur:    pod("g", life, map[string]float64{MBMTotal + "@" + l0: 3000, LLCOccupancy + "@" + l0: 64}, map[psi.Resource]uint64{psi.CPU: 5}),
+		cur:    pod("g", life, map[string]float64{resctrlfs.MBMTotal + "@" + l0: 3000, resctrlfs.LLCOccupancy + "@" + l0: 64}, map[psi.Resource]uint64{psi.CPU: 5}),
 		bw:     Cell{Kind: Skip}, energy: Cell{}, llc: value(64), cpu: Cell{Kind: Skip},
 	}, {
 		name: "a counter that went down in one domain: no rate, never negative",
-		prev: pod("g", life, map[string]float64{MBMTotal + "@" + l0: 5000, MBMTotal + "@" + l1: 10}, nil),
-		cur:  pod("g", life, map[string]float64{MBMTotal + "@" + l0: 20, MBMTotal + "@" + l1: 5000}, nil),
+		prev: pod("g", life, map[string]float64{resctrlfs.MBMTotal + "@" + l0: 5000, resctrlfs.MBMTotal + "@" + l1: 10}, nil),
+		cur:  pod("g", life, map[string]float64{resctrlfs.MBMTotal + "@" + l0: 20, resctrlfs.MBMTotal + "@" + l1: 5000}, nil),
 		bw:   Cell{Kind: Skip},
 	}, {
 		name: "a new life of the group: no rate even if the counters grew",
-		prev: pod("g", life, map[string]float64{MBMTotal + "@" + l0: 10, CoreEnergy + "@" + p0: 1}, nil),
-		cur:  pod("g", life.Add(time.Minute), map[string]float64{MBMTotal + "@" + l0: 5000, CoreEnergy + "@" + p0: 2}, nil),
+		prev: pod("g", life, map[string]float64{resctrlfs.MBMTotal + "@" + l0: 10, resctrlfs.CoreEnergy + "@" + p0: 1}, nil),
+		cur:  pod("g", life.Add(time.Minute), map[string]float64{resctrlfs.MBMTotal + "@" + l0: 5000, resctrlfs.CoreEnergy + "@" + p0: 2}, nil),
 		bw:   Cell{Kind: Skip}, energy: Cell{Kind: Skip},
 	}, {
 		name: "unavailable in one domain now: blank, not a partial sum",
-		prev: pod("g", life, map[string]float64{MBMTotal + "@" + l0: 10, MBMTotal + "@" + l1: 10, LLCOccupancy + "@" + l0: 1}, nil),
-		cur:  pod("g", life, map[string]float64{MBMTotal + "@" + l0: 5000, MBMTotal + "@" + l1: -1, LLCOccupancy + "@" + l0: -1}, nil),
+		prev: pod("g", life, map[string]float64{resctrlfs.MBMTotal + "@" + l0: 10, resctrlfs.MBMTotal + "@" + l1: 10, resctrlfs.LLCOccupancy + "@" + l0: 1}, nil),
+		cur:  pod("g", life, map[string]float64{resctrlfs.MBMTotal + "@" + l0: 5000, resctrlfs.MBMTotal + "@" + l1: -1, resctrlfs.LLCOccupancy + "@" + l0: -1}, nil),
 		bw:   Cell{}, llc: Cell{},
 	}, {
 		name: "unavailable at the previous sample: blank",
-		prev: pod("g", life, map[string]float64{MBMTotal + "@" + l0: -1}, nil),
-		cur:  pod("g", life, map[string]float64{MBMTotal + "@" + l0: 5000}, nil),
+		prev: pod("g", life, map[string]float64{resctrlfs.MBMTotal + "@" + l0: -1}, nil),
+		cur:  pod("g", life, map[string]float64{resctrlfs.MBMTotal + "@" + l0: 5000}, nil),
 		bw:   Cell{},
 	}, {
 		name: "a domain that appeared: no rate this frame",
-		prev: pod("g", life, map[string]float64{MBMTotal + "@" + l0: 10}, nil),
-		cur:  pod("g", life, map[string]float64{MBMTotal + "@" + l0: 20, MBMTotal + "@" + l1: 20}, nil),
+		prev: pod("g", life, map[string]float64{resctrlfs.MBMTotal + "@" + l0: 10}, nil),
+		cur:  pod("g", life, map[string]float64{resctrlfs.MBMTotal + "@" + l0: 20, resctrlfs.MBMTotal + "@" + l1: 20}, nil),
 		bw:   Cell{Kind: Skip},
 	}, {
 		name: "no AET, no PSI: blank energy and pressure",
-		prev: pod("g", life, map[string]float64{MBMTotal + "@" + l0: 0}, nil),
-		cur:  pod("g", life, map[string]float64{MBMTotal + "@" + l0: 0}, nil),
+		prev: pod("g", life, map[string]float64{resctrlfs.MBMTotal + "@" + l0: 0}, nil),
+		cur:  pod("g", life, map[string]float64{resctrlfs.MBMTotal + "@" + l0: 0}, nil),
 		bw:   value(0),
 	}, {
 		name: "pressure total that went down (cgroup re-made): no rate",
@@ -171,8 +171,8 @@ func FuzzNewFrame(f *testing.F) {
 		if newLife {
 			created = life.Add(time.Second)
 		}
-		prev := sample(t0, pod("g", life, map[string]float64{MBMTotal + "@mon_L3_00": bw0, CoreEnergy + "@mon_PERF_PKG_00": e0}, map[psi.Resource]uint64{psi.CPU: p0}))
-		cur := sample(t0.Add(time.Duration(dt)), pod("g", created, map[string]float64{MBMTotal + "@mon_L3_00": bw1, CoreEnergy + "@mon_PERF_PKG_00": e1}, map[psi.Resource]uint64{psi.CPU: p1}))
+		prev := sample(t0, pod("g", life, map[string]float64{resctrlfs.MBMTotal + "@mon_L3_00": bw0, resctrlfs.CoreEnergy + "@mon_PERF_PKG_00": e0}, map[psi.Resource]uint64{psi.CPU: p0}))
+		cur := sample(t0.Add(time.Duration(dt)), pod("g", created, map[string]float64{resctrlfs.MBMTotal + "@mon_L3_00": bw1, resctrlfs.CoreEnergy + "@mon_PERF_PKG_00": e1}, map[psi.Resource]uint64{psi.CPU: p1}))
 		r := NewFrame(prev, cur).Rows[0]
 		for _, c := range []Cell{r.BW, r.Energy, r.CPU} {
 			if c.Kind == Value && (c.V < 0 || math.IsNaN(c.V) || math.IsInf(c.V, 0)) {

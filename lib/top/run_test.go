@@ -23,7 +23,7 @@ func (g *growing) Pods(inventory.Options) ([]inventory.Pod, error) {
 	defer g.mu.Unlock()
 	g.n += g.step
 	return []inventory.Pod{{Path: "mon_groups/u", PodUID: "u", Namespace: "ns", PodName: "p", State: inventory.Active, Created: life,
-		Readings: []resctrlfs.Reading{{Domain: "mon_L3_00", Name: MBMTotal, Value: g.n, Cumulative: true}}}}, nil
+		Readings: []resctrlfs.Reading{{Domain: "mon_L3_00", Name: resctrlfs.MBMTotal, Value: g.n, Cumulative: true}}}}, nil
 }
 
 func TestRunFrames(t *testing.T) {

@@ -17,13 +17,6 @@ type Source interface {
 
 var _ Source = (*inventory.Inventory)(nil)
 
-// Counters top shows, as resctrl names the mon_data files.
-const (
-	MBMTotal     = "mbm_total_bytes"
-	LLCOccupancy = "llc_occupancy"
-	CoreEnergy   = "core_energy"
-)
-
 // Sampler takes samples of every owned group's counters and its pod's pressure.
 type Sampler struct {
 	src Source

@@ -58,7 +58,7 @@ type Collector struct {
 	tracks     map[string]*groupTrack
 	failSeen   failureCursor
 	psiTargets []psimetrics.Target
-	cgroupRoot string // where the cgroup2 hierarchy is mounted, once found
+	cgroupRoot psi.Root // where the cgroup2 hierarchy is mounted, once found
 }
 
 // New returns a collector reading src. It checks once whether the kernel keeps PSI and
@@ -120,7 +120,7 @@ func New(src Source, o Options) (*Collector, error) {
 			if err != nil {
 				return nil, fmt.Errorf("exporter: %w", err)
 			}
-			c.psi = p
+			c.psi, c.cgroupRoot.Host = p, *o.PSI
 		}
 	}
 	return c, nil

@@ -24,19 +24,14 @@ func (c *Collector) collectPSI(ch chan<- prometheus.Metric, pods []inventory.Pod
 	c.psi.Collect(ch)
 }
 
-// cgroup2Root is where this process sees the cgroup v2 hierarchy: /sys/fs/cgroup on a pure
-// v2 host, /sys/fs/cgroup/unified on a hybrid one. The registry keeps cgroup paths
-// relative to it. Found once; a failure is counted and retried at the next scrape.
+// cgroup2Root is where this process sees the cgroup v2 hierarchy, relative to which the
+// registry keeps cgroup paths; a failure is counted and retried at the next scrape.
 func (c *Collector) cgroup2Root() (string, bool) {
-	if c.cgroupRoot != "" {
-		return c.cgroupRoot, true
-	}
-	dir, err := c.opts.PSI.Dir("/")
+	dir, err := c.cgroupRoot.Dir()
 	if err != nil {
 		c.sourceError(SourceCgroup, err)
 		return "", false
 	}
-	c.cgroupRoot = dir
 	return dir, true
 }
 

@@ -87,6 +87,28 @@ func (h Host) Dir(cgroup string) (string, error) {
 	return dir, nil
 }
 
+// Root finds where this process sees the whole cgroup v2 hierarchy (/sys/fs/cgroup on a
+// pure v2 host, /sys/fs/cgroup/unified on a hybrid one), once: readers that keep cgroup paths
+// relative to it (the registry does) join them to it. A failure is retried at the next call.
+// Not safe for concurrent use.
+type Root struct {
+	Host Host
+	dir  string
+}
+
+// Dir is the hierarchy's directory.
+func (r *Root) Dir() (string, error) {
+	if r.dir != "" {
+		return r.dir, nil
+	}
+	dir, err := r.Host.Dir("/")
+	if err != nil {
+		return "", err
+	}
+	r.dir = dir
+	return dir, nil
+}
+
 // ProcessDir returns the directory of pid's cgroup v2: through this process's own mounts
 // when they show it (on the host, or in a container sharing the host's cgroup namespace),
 // else through pid's own cgroup2 mount under /proc/<pid>/root (a sidecar and the container

@@ -23,7 +23,7 @@ type Sampler struct {
 	psi *psi.Host // nil when the kernel keeps no PSI (or the caller wants none)
 	now func() time.Time
 
-	cgroupRoot string // the cgroup2 mount, once found
+	cgroupRoot psi.Root // the cgroup2 mount, once found
 	// NoPSI says why there is no pressure ("" when there is): shown once in the header.
 	NoPSI string
 }
@@ -36,6 +36,8 @@ func NewSampler(src Source, host *psi.Host) *Sampler {
 		s.NoPSI = "pressure not read"
 	} else if err := host.Available(); err != nil {
 		s.psi, s.NoPSI = nil, err.Error()
+	} else {
+		s.cgroupRoot.Host = *host
 	}
 	return s
 }
@@ -79,17 +81,16 @@ func (s *Sampler) Sample() Sample {
 	return out
 }
 
-// cgroup2Root is where this process sees the cgroup v2 hierarchy (/sys/fs/cgroup, or
-// /sys/fs/cgroup/unified on a hybrid host): the registry keeps cgroup paths relative to it.
+// cgroup2Root is where this process sees the cgroup v2 hierarchy, relative to which the
+// registry keeps cgroup paths; "" without pressure.
 func (s *Sampler) cgroup2Root() (string, error) {
-	if s.psi == nil || s.cgroupRoot != "" {
-		return s.cgroupRoot, nil
+	if s.psi == nil {
+		return "", nil
 	}
-	dir, err := s.psi.Dir("/")
+	dir, err := s.cgroupRoot.Dir()
 	if err != nil {
 		return "", fmt.Errorf("cgroup2 mount for pressure: %w", err)
 	}
-	s.cgroupRoot = dir
 	return dir, nil
 }
 

@@ -151,10 +151,7 @@ func TestPostStartFallback(t *testing.T) {
 	in := lateInit(t)
 	ctr := &api.Container{Id: "c1"}
 	// The pid comes only at PostStartContainer; the workload has forked by then.
-	ctr.PodSandboxId, ctr.State = p.Id, api.ContainerState_CONTAINER_CREATED
-	if err := e.rt.blocked(func(ctx context.Context) error {
-		return e.rt.r.StartContainer(ctx, &api.StartContainerRequest{Pod: p, Container: ctr})
-	}); err != nil {
+	if err := e.rt.sendStart(p, ctr); err != nil {
 		t.Fatal(err)
 	}
 	if e.exists("mon_groups/" + uidA) {
@@ -163,10 +160,8 @@ func TestPostStartFallback(t *testing.T) {
 	in.Release(t)
 	in.WaitLine(t, "ready")
 	in.WaitTasks(t, lateTasks)
-	ctr.Pid, ctr.State = uint32(in.Pid), api.ContainerState_CONTAINER_RUNNING
-	if err := e.rt.blocked(func(ctx context.Context) error {
-		return e.rt.r.PostStartContainer(ctx, &api.PostStartContainerRequest{Pod: p, Container: ctr})
-	}); err != nil {
+	ctr.Pid = uint32(in.Pid)
+	if err := e.rt.sendPostStart(p, ctr); err != nil {
 		t.Fatal(err)
 	}
 	e.placed("mon_groups/"+uidA, in)
@@ -242,12 +237,10 @@ func TestNoPidInitFromItsCgroup(t *testing.T) {
 	p := pod(uidA, sbA, "default", "web")
 	e.rt.runPod(p)
 	in := lateInit(t) // held: it forks only once released
-	ctr := &api.Container{Id: "c1", PodSandboxId: p.Id, State: api.ContainerState_CONTAINER_CREATED,
+	ctr := &api.Container{Id: "c1",
 		// proctest's cgroups are in the v1 pids hierarchy: the path below its root.
 		Linux: &api.LinuxContainer{CgroupsPath: strings.TrimPrefix(in.Cgroup, "/sys/fs/cgroup/pids")}}
-	if err := e.rt.blocked(func(ctx context.Context) error {
-		return e.rt.r.StartContainer(ctx, &api.StartContainerRequest{Pod: p, Container: ctr})
-	}); err != nil {
+	if err := e.rt.sendStart(p, ctr); err != nil {
 		t.Fatal(err)
 	}
 	if !e.exists("mon_groups/" + uidA) {
@@ -256,10 +249,7 @@ func TestNoPidInitFromItsCgroup(t *testing.T) {
 	in.Release(t)
 	in.WaitLine(t, "ready")
 	in.WaitTasks(t, lateTasks)
-	ctr.State = api.ContainerState_CONTAINER_RUNNING
-	if err := e.rt.blocked(func(ctx context.Context) error {
-		return e.rt.r.PostStartContainer(ctx, &api.PostStartContainerRequest{Pod: p, Container: ctr})
-	}); err != nil {
+	if err := e.rt.sendPostStart(p, ctr); err != nil {
 		t.Fatal(err)
 	}
 	// Only the init's threads were moved, at StartContainer: its children are in the group

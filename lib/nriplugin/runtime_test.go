@@ -135,13 +135,25 @@ func (rt *fakeRuntime) start(pod *api.PodSandbox, ctr *api.Container, pidAtStart
 	rt.mu.Lock()
 	rt.ctrs[ctr.Id] = ctr
 	rt.mu.Unlock()
-	if err := rt.blocked(func(ctx context.Context) error {
-		return rt.r.StartContainer(ctx, &api.StartContainerRequest{Pod: pod, Container: ctr})
-	}); err != nil {
+	if err := rt.sendStart(pod, ctr); err != nil {
 		return err
 	}
 	in.Release(rt.t)
-	ctr.Pid, ctr.State = uint32(in.Pid), api.ContainerState_CONTAINER_RUNNING
+	ctr.Pid = uint32(in.Pid)
+	return rt.sendPostStart(pod, ctr)
+}
+
+// sendStart sends StartContainer for ctr as it is (created: its init held).
+func (rt *fakeRuntime) sendStart(pod *api.PodSandbox, ctr *api.Container) error {
+	ctr.PodSandboxId, ctr.State = pod.Id, api.ContainerState_CONTAINER_CREATED
+	return rt.blocked(func(ctx context.Context) error {
+		return rt.r.StartContainer(ctx, &api.StartContainerRequest{Pod: pod, Container: ctr})
+	})
+}
+
+// sendPostStart sends PostStartContainer for ctr as it is, now running.
+func (rt *fakeRuntime) sendPostStart(pod *api.PodSandbox, ctr *api.Container) error {
+	ctr.State = api.ContainerState_CONTAINER_RUNNING
 	return rt.blocked(func(ctx context.Context) error {
 		return rt.r.PostStartContainer(ctx, &api.PostStartContainerRequest{Pod: pod, Container: ctr})
 	})

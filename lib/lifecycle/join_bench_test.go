@@ -6,13 +6,13 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"slices"
 	"testing"
 	"time"
 
 	"github.com/resctrl-mon/resctrl-mon/lib/config"
 	"github.com/resctrl-mon/resctrl-mon/lib/identity"
 	"github.com/resctrl-mon/resctrl-mon/lib/resctrlfs"
+	"github.com/resctrl-mon/resctrl-mon/test/bench"
 	"github.com/resctrl-mon/resctrl-mon/test/resctrlsim"
 )
 
@@ -81,8 +81,7 @@ func BenchmarkJoinLifecycle(b *testing.B) {
 		memT = append(memT, life(inMemory, fmt.Sprintf("m%d", i)))
 		i++
 	}
-	med := func(d []time.Duration) time.Duration { s := slices.Clone(d); slices.Sort(s); return s[len(s)/2] }
-	b.ReportMetric(float64(med(memT).Microseconds()), "library-µs/lifecycle")
-	b.ReportMetric(float64(med(simT).Microseconds()), "on-sim-µs/lifecycle")
-	b.ReportMetric(float64(med(simT))/float64(med(memT)), "sim-x-library")
+	b.ReportMetric(float64(bench.Median(memT).Microseconds()), "library-µs/lifecycle")
+	b.ReportMetric(float64(bench.Median(simT).Microseconds()), "on-sim-µs/lifecycle")
+	b.ReportMetric(float64(bench.Median(simT))/float64(bench.Median(memT)), "sim-x-library")
 }

@@ -8,7 +8,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"slices"
 	"testing"
 	"time"
 
@@ -16,6 +15,7 @@ import (
 	"github.com/containerd/nri/pkg/stub"
 
 	"github.com/resctrl-mon/resctrl-mon/lib/config"
+	"github.com/resctrl-mon/resctrl-mon/test/bench"
 	"github.com/resctrl-mon/resctrl-mon/test/resctrlsim"
 )
 
@@ -94,7 +94,7 @@ func benchLifecycles(b *testing.B, wholePod bool) {
 		baseline = append(baseline, oneLifecycle(b, noopRT, podUID, podSB, id, wholePod, false))
 	}
 	b.StopTimer()
-	a, n := median(adapter), median(baseline)
+	a, n := bench.Median(adapter), bench.Median(baseline)
 	b.ReportMetric(float64(a.Microseconds()), "µs/lifecycle")
 	b.ReportMetric(float64(n.Microseconds()), "noop-µs/lifecycle")
 	b.ReportMetric(float64((a - n).Microseconds()), "own-µs/lifecycle")
@@ -144,12 +144,6 @@ func oneLifecycle(b *testing.B, rt *fakeRuntime, uid, sb, id string, wholePod, k
 		must(rt.r.RemovePodSandbox(ctx, &api.RemovePodSandboxRequest{Pod: pod}))
 	}
 	return d + time.Since(t1)
-}
-
-func median(d []time.Duration) time.Duration {
-	s := slices.Clone(d)
-	slices.Sort(s)
-	return s[len(s)/2]
 }
 
 // noop subscribes to the adapter's events and does nothing with them.

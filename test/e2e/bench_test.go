@@ -11,6 +11,7 @@ import (
 
 	specs "github.com/opencontainers/runtime-spec/specs-go"
 
+	"github.com/resctrl-mon/resctrl-mon/test/bench"
 	"github.com/resctrl-mon/resctrl-mon/test/e2e"
 	"github.com/resctrl-mon/resctrl-mon/test/resctrlsim"
 )
@@ -51,8 +52,8 @@ func BenchmarkHook(b *testing.B) {
 		b.StartTimer()
 		i++
 	}
-	// Medians (e2e.Median): a call slowed by another tenant of the VM must not move the ratio.
-	hookT, noopT := e2e.Median(hookTs), e2e.Median(noopTs)
+	// Medians (bench.Median): a call slowed by another tenant of the VM must not move the ratio.
+	hookT, noopT := bench.Median(hookTs), bench.Median(noopTs)
 	b.ReportMetric(float64(hookT.Microseconds()), "hook-µs/call")
 	b.ReportMetric(float64(noopT.Microseconds()), "noop-µs/call")
 	b.ReportMetric(float64(hookT)/float64(noopT), "x-noop")
@@ -99,7 +100,7 @@ func BenchmarkContainerStart(b *testing.B) {
 		noopTs = append(noopTs, start(fmt.Sprintf("noop%d", i), noop))
 		i++
 	}
-	withT, withoutT, noopT := e2e.Median(withTs), e2e.Median(withoutTs), e2e.Median(noopTs)
+	withT, withoutT, noopT := bench.Median(withTs), bench.Median(withoutTs), bench.Median(noopTs)
 	b.ReportMetric(float64(withT.Microseconds())/1000, "hooked-ms/run")
 	b.ReportMetric(float64(withoutT.Microseconds())/1000, "plain-ms/run")
 	b.ReportMetric(float64(withT)/float64(withoutT), "x-plain")

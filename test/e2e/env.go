@@ -5,7 +5,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"slices"
 	"testing"
 	"time"
 
@@ -132,19 +131,4 @@ func Tmpfs(t testing.TB) string {
 		}
 	})
 	return dir
-}
-
-// Median is the middle of the durations (the mean of the two middle ones for an even count),
-// 0 for none. Benchmarks on these shared VMs report medians: one run slowed by another
-// tenant moves a mean by more than the few per cent being measured.
-func Median(ds []time.Duration) time.Duration {
-	if len(ds) == 0 {
-		return 0
-	}
-	s := slices.Clone(ds)
-	slices.Sort(s)
-	if len(s)%2 == 1 {
-		return s[len(s)/2]
-	}
-	return (s[len(s)/2-1] + s[len(s)/2]) / 2
 }

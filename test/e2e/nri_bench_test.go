@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/resctrl-mon/resctrl-mon/test/bench"
 	"github.com/resctrl-mon/resctrl-mon/test/e2e"
 	"github.com/resctrl-mon/resctrl-mon/test/resctrlsim"
 )
@@ -84,7 +85,7 @@ func BenchmarkPodStartNRI(b *testing.B) {
 	if got := placed() - before; got != i {
 		b.Errorf("the adapter placed %d of %d containers:\n%s", got, i, e.log())
 	}
-	p, a, o := e2e.Median(times[0]), e2e.Median(times[1]), e2e.Median(times[2])
+	p, a, o := bench.Median(times[0]), bench.Median(times[1]), bench.Median(times[2])
 	ms := func(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
 	b.ReportMetric(ms(p), "plain-ms/start")
 	b.ReportMetric(ms(a), "adapter-ms/start")
@@ -93,7 +94,7 @@ func BenchmarkPodStartNRI(b *testing.B) {
 	b.ReportMetric(float64(o)/float64(p), "noopnri-x-plain")
 	b.ReportMetric(float64(a)/float64(o), "x-noopnri")
 	if h := adapterDurations(e.log(), "StartContainer"); len(h) > 0 {
-		b.ReportMetric(float64(e2e.Median(h).Microseconds()), "adapter-StartContainer-µs")
+		b.ReportMetric(float64(bench.Median(h).Microseconds()), "adapter-StartContainer-µs")
 	}
 }
 

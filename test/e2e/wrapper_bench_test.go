@@ -10,6 +10,7 @@ import (
 	specs "github.com/opencontainers/runtime-spec/specs-go"
 
 	"github.com/resctrl-mon/resctrl-mon/lib/config"
+	"github.com/resctrl-mon/resctrl-mon/test/bench"
 	"github.com/resctrl-mon/resctrl-mon/test/e2e"
 	"github.com/resctrl-mon/resctrl-mon/test/resctrlsim"
 )
@@ -130,8 +131,8 @@ func BenchmarkWrapper(b *testing.B) {
 		what              string
 		plain, wrap, noop time.Duration
 	}{
-		{"run", e2e.Median(runPlain), e2e.Median(runWrap), e2e.Median(runNoop)},
-		{"exec", e2e.Median(execPlain), e2e.Median(execWrap), e2e.Median(execNoop)},
+		{"run", bench.Median(runPlain), bench.Median(runWrap), bench.Median(runNoop)},
+		{"exec", bench.Median(execPlain), bench.Median(execWrap), bench.Median(execNoop)},
 	} {
 		b.ReportMetric(ms(r.plain), r.what+"-runc-ms")
 		b.ReportMetric(ms(r.wrap), r.what+"-wrapper-ms")
@@ -139,9 +140,9 @@ func BenchmarkWrapper(b *testing.B) {
 		b.ReportMetric(float64(r.noop)/float64(r.plain), r.what+"-noopwrapper-x-runc")
 		b.ReportMetric(float64(r.wrap)/float64(r.noop), r.what+"-x-noopwrapper")
 	}
-	b.ReportMetric(float64(e2e.Median(execLone))/float64(e2e.Median(execNoop)), "exec-nogroup-x-noopwrapper")
-	b.ReportMetric(float64(e2e.Median(execJoin))/float64(e2e.Median(execNoop)), "exec-joinonly-x-noopwrapper")
-	b.ReportMetric(float64(e2e.Median(execWrap))/float64(e2e.Median(execJoin)), "exec-x-joinonly")
+	b.ReportMetric(float64(bench.Median(execLone))/float64(bench.Median(execNoop)), "exec-nogroup-x-noopwrapper")
+	b.ReportMetric(float64(bench.Median(execJoin))/float64(bench.Median(execNoop)), "exec-joinonly-x-noopwrapper")
+	b.ReportMetric(float64(bench.Median(execWrap))/float64(bench.Median(execJoin)), "exec-x-joinonly")
 }
 
 func errorsJoin(a, b error) error {

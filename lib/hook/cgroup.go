@@ -2,9 +2,6 @@ package hook
 
 import (
 	"fmt"
-	"os"
-	"path/filepath"
-	"strconv"
 
 	specs "github.com/opencontainers/runtime-spec/specs-go"
 
@@ -21,9 +18,9 @@ func checkCgroup(pid int, spec *specs.Spec) (string, error) {
 	if spec == nil || spec.Linux == nil || spec.Linux.CgroupsPath == "" {
 		return "", nil
 	}
-	b, err := os.ReadFile(filepath.Join("/proc", strconv.Itoa(pid), "cgroup"))
+	b, err := procfs.ReadCgroup(pid)
 	if err != nil {
-		return "", fmt.Errorf("%w: pid %d: %w", lifecycle.ErrBadInput, pid, err)
+		return "", fmt.Errorf("%w: %w", lifecycle.ErrBadInput, err)
 	}
 	if !procfs.InCgroup(b, spec.Linux.CgroupsPath) {
 		return "", fmt.Errorf("%w: pid %d is not in the container's cgroup %s", lifecycle.ErrBadInput, pid, spec.Linux.CgroupsPath)

@@ -11,6 +11,8 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+
+	"github.com/resctrl-mon/resctrl-mon/lib/sysfile"
 )
 
 // Stat is the part of /proc/<pid>/stat used here.
@@ -52,7 +54,7 @@ func ParseStat(b []byte) (Stat, error) {
 
 // ReadStat reads /proc/<pid>/stat.
 func ReadStat(pid int) (Stat, error) {
-	b, err := os.ReadFile(filepath.Join("/proc", strconv.Itoa(pid), "stat"))
+	b, err := sysfile.ReadFile(filepath.Join("/proc", strconv.Itoa(pid), "stat"), 0, maxProcFile)
 	if err != nil {
 		return Stat{}, fmt.Errorf("pid %d: %w", pid, err)
 	}
@@ -116,7 +118,7 @@ func ReadCgroups() (Cgroups, error) {
 		if err != nil {
 			continue
 		}
-		if b, err := os.ReadFile(filepath.Join("/proc", e.Name(), "cgroup")); err == nil {
+		if b, err := sysfile.ReadFile(filepath.Join("/proc", e.Name(), "cgroup"), 0, maxProcFile); err == nil {
 			idx[string(b)] = append(idx[string(b)], p)
 		}
 	}
@@ -125,19 +127,32 @@ func ReadCgroups() (Cgroups, error) {
 
 // Peers lists the processes in exactly the cgroups of pid (pid included).
 func (c Cgroups) Peers(pid int) []int {
-	b, err := os.ReadFile(filepath.Join("/proc", strconv.Itoa(pid), "cgroup"))
+	b, err := ReadCgroup(pid)
 	if err != nil {
 		return nil
 	}
 	return c[string(b)]
 }
 
+// maxProcFile bounds what is read of a /proc file: a stat line is a few hundred bytes, and a
+// cgroup file a line per hierarchy.
+const maxProcFile = 64 << 10
+
+// ReadCgroup reads /proc/<pid>/cgroup.
+func ReadCgroup(pid int) ([]byte, error) {
+	b, err := sysfile.ReadFile(filepath.Join("/proc", strconv.Itoa(pid), "cgroup"), 0, maxProcFile)
+	if err != nil {
+		return nil, fmt.Errorf("cgroup of pid %d: %w", pid, err)
+	}
+	return b, nil
+}
+
 // CgroupV2Path returns the process's cgroup v2 path (relative to the cgroup2 mount, e.g.
 // "/kubepods/burstable/pod<uid>/<ctr>"), or "" when it has none (a pure v1 host).
 func CgroupV2Path(pid int) (string, error) {
-	b, err := os.ReadFile(filepath.Join("/proc", strconv.Itoa(pid), "cgroup"))
+	b, err := ReadCgroup(pid)
 	if err != nil {
-		return "", fmt.Errorf("cgroup of pid %d: %w", pid, err)
+		return "", err
 	}
 	return ParseCgroupV2(b), nil
 }

@@ -3,6 +3,7 @@ package resctrlfs
 import (
 	"errors"
 	"fmt"
+	"io/fs"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -10,8 +11,10 @@ import (
 	"strings"
 
 	"github.com/intel/goresctrl/pkg/monitor"
+	"golang.org/x/sys/unix"
 
 	"github.com/resctrl-mon/resctrl-mon/lib/logging"
+	"github.com/resctrl-mon/resctrl-mon/lib/sysfile"
 )
 
 // Groups is what lib/lifecycle asks of resctrl: the seam that lets its decisions be
@@ -94,15 +97,22 @@ func (k *Kernel) Tasks(path string) (map[int]bool, bool) {
 
 func (k *Kernel) WriteTasks(path string, ids []int, result func(id int, err error) error) (err error) {
 	p := filepath.Join(k.root, path, "tasks")
-	f, err := os.OpenFile(p, os.O_WRONLY, 0)
+	// sysfile: os.OpenFile would spend five system calls offering it to the poller.
+	fd, err := sysfile.Open(p, unix.O_WRONLY, 0)
 	if err != nil {
-		return fmt.Errorf("open %s: %w", p, err)
+		return err
 	}
-	defer func() { err = errors.Join(err, f.Close()) }()
+	defer func() {
+		if cerr := unix.Close(fd); cerr != nil {
+			err = errors.Join(err, &fs.PathError{Op: "close", Path: p, Err: cerr})
+		}
+	}()
 	buf := make([]byte, 0, 24)
 	for _, id := range ids {
 		buf = append(strconv.AppendInt(buf[:0], int64(id), 10), '\n')
-		_, werr := f.Write(buf)
+		// One write is one id: the kernel takes the first it parses and says nothing of
+		// the rest.
+		werr := sysfile.Write(fd, p, buf)
 		if err := result(id, werr); err != nil {
 			return err
 		}

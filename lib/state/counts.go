@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -12,6 +11,8 @@ import (
 	"strings"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/resctrl-mon/resctrl-mon/lib/sysfile"
 )
 
 // countsDir holds one small file per count: what the front ends did (outcomes by front end
@@ -33,26 +34,39 @@ func (s *Store) Count(name string) error {
 		return fmt.Errorf("count %q: not a count name (lowercase letters, digits, '.', '-', '_')", name)
 	}
 	path := filepath.Join(s.dir, countsDir, name)
-	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE|unix.O_NOFOLLOW, 0o600)
+	fd, err := sysfile.Open(path, unix.O_RDWR|unix.O_CREAT|unix.O_NOFOLLOW, 0o600)
 	if err != nil {
 		return fmt.Errorf("count %s: %w", name, err)
 	}
-	defer func() { _ = f.Close() }()
-	if err := flock(int(f.Fd()), unix.LOCK_EX); err != nil {
+	defer func() { _ = unix.Close(fd) }()
+	if err := flock(fd, unix.LOCK_EX); err != nil {
 		return fmt.Errorf("count %s: lock: %w", name, err)
 	}
 	b := make([]byte, countWidth)
-	n, err := f.ReadAt(b, 0)
-	if err != nil && !errors.Is(err, io.EOF) {
+	n, err := pread(fd, b)
+	if err != nil {
 		return fmt.Errorf("count %s: %w", name, err)
 	}
 	// A new file is empty; one that is not a count (written by hand) starts over rather
 	// than stopping every later count.
 	v, _ := ParseCount(b[:n])
-	if _, err := f.WriteAt(formatCount(v+1), 0); err != nil {
-		return fmt.Errorf("count %s: %w", name, err)
+	if _, err := unix.Pwrite(fd, formatCount(v+1), 0); err != nil {
+		return fmt.Errorf("count %s: write: %w", name, err)
 	}
 	return nil
+}
+
+// pread reads the start of the file into b: a count file is written whole at offset 0.
+func pread(fd int, b []byte) (int, error) {
+	for {
+		n, err := unix.Pread(fd, b, 0)
+		if !errors.Is(err, unix.EINTR) {
+			if err != nil {
+				return 0, fmt.Errorf("read: %w", err)
+			}
+			return n, nil
+		}
+	}
 }
 
 // Counts reads every count in the state dir. A file that is not a count is skipped and
@@ -83,18 +97,18 @@ func (s *Store) Counts() (map[string]uint64, error) {
 }
 
 func readCount(path string) (uint64, error) {
-	f, err := os.OpenFile(path, os.O_RDONLY|unix.O_NOFOLLOW, 0)
+	fd, err := sysfile.Open(path, unix.O_RDONLY|unix.O_NOFOLLOW, 0)
 	if err != nil {
 		return 0, err
 	}
-	defer func() { _ = f.Close() }()
+	defer func() { _ = unix.Close(fd) }()
 	// Shared: a reader never sees a write half done.
-	if err := flock(int(f.Fd()), unix.LOCK_SH); err != nil {
+	if err := flock(fd, unix.LOCK_SH); err != nil {
 		return 0, err
 	}
 	b := make([]byte, countWidth+1)
-	n, err := f.ReadAt(b, 0)
-	if err != nil && !errors.Is(err, io.EOF) {
+	n, err := pread(fd, b)
+	if err != nil {
 		return 0, err
 	}
 	return ParseCount(b[:n])

@@ -8,6 +8,8 @@ import (
 	"time"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/resctrl-mon/resctrl-mon/lib/sysfile"
 )
 
 // ErrLocked is returned when another process still holds the lock at the deadline.
@@ -15,7 +17,7 @@ var ErrLocked = errors.New("locked by another process")
 
 // lock is a held per-group lock.
 type lock struct {
-	f    *os.File
+	fd   int // -1 once released
 	path string
 }
 
@@ -40,7 +42,7 @@ func (s *Store) lockGroup(group string, timeout time.Duration) (*lock, error) {
 		if l.current() {
 			return l, nil
 		}
-		_ = l.f.Close()
+		_ = l.unlock()
 		if time.Now().After(deadline) {
 			return nil, fmt.Errorf("lock %s: %w (waited %s)", group, ErrLocked, timeout)
 		}
@@ -50,17 +52,16 @@ func (s *Store) lockGroup(group string, timeout time.Duration) (*lock, error) {
 // lockFile opens path and takes its flock, waiting at most timeout.
 func lockFile(path string, timeout time.Duration) (*lock, error) {
 	// O_NOFOLLOW: a lock file planted as a symlink is not followed out of the state dir.
-	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0o600)
+	fd, err := sysfile.Open(path, unix.O_RDWR|unix.O_CREAT|unix.O_NOFOLLOW, 0o600)
 	if err != nil {
 		return nil, err
 	}
-	fd := int(f.Fd())
 	err = flock(fd, unix.LOCK_EX|unix.LOCK_NB)
 	if err == nil {
-		return &lock{f: f, path: path}, nil
+		return &lock{fd: fd, path: path}, nil
 	}
 	if !errors.Is(err, unix.EWOULDBLOCK) {
-		_ = f.Close()
+		_ = unix.Close(fd)
 		return nil, err
 	}
 	// Held: wait in a blocking flock, which the kernel ends the moment the holder lets go
@@ -77,14 +78,14 @@ func lockFile(path string, timeout time.Duration) (*lock, error) {
 	select {
 	case <-done:
 		if waitErr != nil {
-			_ = f.Close()
+			_ = unix.Close(fd)
 			return nil, waitErr
 		}
-		return &lock{f: f, path: path}, nil
+		return &lock{fd: fd, path: path}, nil
 	case <-t.C:
 		go func() {
 			<-done
-			_ = f.Close()
+			_ = unix.Close(fd)
 		}()
 		return nil, fmt.Errorf("%w (waited %s)", ErrLocked, timeout)
 	}
@@ -93,7 +94,7 @@ func lockFile(path string, timeout time.Duration) (*lock, error) {
 // current reports whether the locked file is still the one at its path.
 func (l *lock) current() bool {
 	var held, now unix.Stat_t
-	if unix.Fstat(int(l.f.Fd()), &held) != nil || unix.Lstat(l.path, &now) != nil {
+	if unix.Fstat(l.fd, &held) != nil || unix.Lstat(l.path, &now) != nil {
 		return false
 	}
 	return held.Dev == now.Dev && held.Ino == now.Ino
@@ -118,10 +119,10 @@ func (l *lock) unlink() error {
 
 // unlock releases the lock.
 func (l *lock) unlock() error {
-	if l == nil || l.f == nil {
+	if l == nil || l.fd < 0 {
 		return nil
 	}
-	err := l.f.Close() // closing the last descriptor releases the flock
-	l.f = nil
+	err := unix.Close(l.fd) // closing the last descriptor releases the flock
+	l.fd = -1
 	return err
 }

@@ -16,6 +16,8 @@ import (
 	"time"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/resctrl-mon/resctrl-mon/lib/sysfile"
 )
 
 // Record is one owned group. Its existence is the proof of ownership: a group with no record
@@ -99,7 +101,7 @@ func (s *Store) recordPath(group string) string {
 
 // Load reads a group's record; ok is false when the group is not ours.
 func (s *Store) Load(group string) (r Record, ok bool, err error) {
-	b, err := os.ReadFile(s.recordPath(group))
+	b, err := sysfile.ReadFile(s.recordPath(group), unix.O_NOFOLLOW, maxRecord)
 	if errors.Is(err, fs.ErrNotExist) {
 		return Record{}, false, nil
 	}
@@ -113,9 +115,12 @@ func (s *Store) Load(group string) (r Record, ok bool, err error) {
 	return r, true, nil
 }
 
+// maxRecord bounds a record file: a pod's record holds a few lines per container.
+const maxRecord = 1 << 20
+
 // ParseRecord parses a record file.
 func ParseRecord(b []byte) (Record, error) {
-	if len(b) > 1<<20 {
+	if len(b) > maxRecord {
 		return Record{}, fmt.Errorf("record is larger than 1 MiB")
 	}
 	var r Record
@@ -228,7 +233,7 @@ func (s *Store) BindContainer(id, group string) error {
 
 // ContainerGroup returns the group a container was placed in, or "".
 func (s *Store) ContainerGroup(id string) (string, error) {
-	b, err := os.ReadFile(filepath.Join(s.dir, containersDir, id))
+	b, err := sysfile.ReadFile(filepath.Join(s.dir, containersDir, id), unix.O_NOFOLLOW, 4096)
 	if errors.Is(err, fs.ErrNotExist) {
 		return "", nil
 	}
@@ -248,18 +253,7 @@ func (s *Store) UnbindContainer(id string) error {
 
 // writeAtomic replaces path with b: a reader sees the old file or the new one, never half.
 func writeAtomic(path string, b []byte) error {
-	tmp, err := os.CreateTemp(filepath.Dir(path), ".tmp-"+filepath.Base(path)+"-*")
-	if err != nil {
-		return fmt.Errorf("write %s: %w", path, err)
-	}
-	_, werr := tmp.Write(b)
-	cerr := tmp.Close()
-	if err := errors.Join(werr, cerr); err != nil {
-		_ = os.Remove(tmp.Name())
-		return fmt.Errorf("write %s: %w", path, err)
-	}
-	if err := os.Rename(tmp.Name(), path); err != nil {
-		_ = os.Remove(tmp.Name())
+	if err := sysfile.WriteAtomic(path, b); err != nil {
 		return fmt.Errorf("write %s: %w", path, err)
 	}
 	return nil

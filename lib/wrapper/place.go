@@ -4,12 +4,14 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"os"
 	"path/filepath"
 	"strconv"
 
+	"golang.org/x/sys/unix"
+
 	"github.com/resctrl-mon/resctrl-mon/lib/resctrlfs"
 	"github.com/resctrl-mon/resctrl-mon/lib/state"
+	"github.com/resctrl-mon/resctrl-mon/lib/sysfile"
 )
 
 // JoinGroup writes tid into the monitoring group that the registry in stateDir binds
@@ -46,12 +48,15 @@ func JoinGroup(stateDir, root, id string, tid int) (string, error) {
 	}
 	tasks := filepath.Join(root, rec.Path, "tasks")
 	// O_WRONLY without O_CREATE: a group that went meanwhile is an error, never a new file.
-	f, err := os.OpenFile(tasks, os.O_WRONLY, 0)
+	fd, err := sysfile.Open(tasks, unix.O_WRONLY, 0)
 	if err != nil {
 		return rec.Path, fmt.Errorf("join %s: %w", rec.Path, err)
 	}
-	_, werr := f.WriteString(strconv.Itoa(tid))
-	if err := errors.Join(werr, f.Close()); err != nil {
+	werr := sysfile.Write(fd, tasks, []byte(strconv.Itoa(tid)))
+	if cerr := unix.Close(fd); werr == nil && cerr != nil {
+		werr = &fs.PathError{Op: "close", Path: tasks, Err: cerr}
+	}
+	if err := werr; err != nil {
 		if s := resctrlfs.LastCmdStatus(root); s != "" {
 			err = fmt.Errorf("%w (%s)", err, s)
 		}

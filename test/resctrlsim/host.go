@@ -11,6 +11,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/resctrl-mon/resctrl-mon/lib/procfs"
+	"github.com/resctrl-mon/resctrl-mon/lib/sysfile"
 	"github.com/resctrl-mon/resctrl-mon/test/resctrlsim/procevents"
 )
 
@@ -102,7 +103,7 @@ func (h *procHost) Stat(tid int) (TaskStat, bool) {
 	// /proc/<tid>/stat of a non-leader thread shows the whole thread group; the task/
 	// entry below it is that thread alone.
 	id := strconv.Itoa(tid)
-	b, err := os.ReadFile(h.proc + "/" + id + "/task/" + id + "/stat")
+	b, err := sysfile.ReadFile(h.proc+"/"+id+"/task/"+id+"/stat", 0, 4096)
 	if err != nil {
 		return TaskStat{}, false
 	}
@@ -119,7 +120,7 @@ func (h *procHost) Alive(tid int) bool {
 }
 
 func (h *procHost) Tgid(tid int) (int, bool) {
-	b, err := os.ReadFile(h.proc + "/" + strconv.Itoa(tid) + "/status")
+	b, err := sysfile.ReadFile(h.proc+"/"+strconv.Itoa(tid)+"/status", 0, 64<<10)
 	if err != nil {
 		return 0, false
 	}

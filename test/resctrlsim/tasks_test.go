@@ -211,10 +211,13 @@ func startForker(t *testing.T) *forker {
 		t.Fatal(err)
 	}
 	cmd.Stderr = os.Stderr
+	// A process group of its own, killed whole: the grandchild of "spawn-sh" has no
+	// death signal, and outlived the test by ten minutes.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { _ = stdin.Close(); _ = cmd.Process.Kill(); _ = cmd.Wait() })
+	t.Cleanup(func() { _ = stdin.Close(); _ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL); _ = cmd.Wait() })
 	return &forker{pid: cmd.Process.Pid, in: stdin.(*os.File), out: bufio.NewScanner(stdout)}
 }
 
@@ -235,7 +238,7 @@ func (f *forker) do(t *testing.T, what string) int {
 
 // forkerMain serves startForker: "spawn" starts a sleeping child, "spawn-sh" a shell whose
 // own child sleeps (answering the grandchild's pid), "thread" parks a goroutine on a new OS
-// thread (answering its tid). Children die with the forker.
+// thread (answering its tid). The test kills them with the forker (its process group).
 func forkerMain() {
 	runtime.LockOSThread()
 	in := bufio.NewScanner(os.Stdin)

@@ -4,17 +4,15 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
-	"os/exec"
 	"path/filepath"
-	"syscall"
 	"testing"
 	"time"
 
 	"github.com/resctrl-mon/resctrl-mon/lib/config"
 	"github.com/resctrl-mon/resctrl-mon/lib/identity"
-	"github.com/resctrl-mon/resctrl-mon/lib/procfs"
 	"github.com/resctrl-mon/resctrl-mon/lib/resctrlfs"
 	"github.com/resctrl-mon/resctrl-mon/test/bench"
+	"github.com/resctrl-mon/resctrl-mon/test/proctest"
 	"github.com/resctrl-mon/resctrl-mon/test/resctrlsim"
 )
 
@@ -55,13 +53,13 @@ func BenchmarkJoinLifecycle(b *testing.B) {
 	// Each lifecycle places a new process, as each container has its own init (its /proc
 	// entries are new to the kernel's caches too), held asleep as a runtime holds it.
 	life := func(m *Manager, id string) time.Duration {
-		pid := heldSleeper(b)
+		pid, end := proctest.Asleep(b)
 		t0 := time.Now()
 		if out, err := m.Place(Placement{ContainerID: id, Pid: pid, Pod: idn, Annotations: crio(podA, sbA)}); err != nil || out.Action != Joined {
 			b.Fatalf("%s: %+v, %v", id, out, err)
 		}
 		d := time.Since(t0)
-		killProcess(pid) // the container ends before its departures, as under NRI
+		end() // the container ends before its departures, as under NRI
 		t1 := time.Now()
 		for range 2 { // StopContainer, RemoveContainer
 			if _, err := m.Leave(Departure{ContainerID: id, Pod: idn}); err != nil {
@@ -71,7 +69,7 @@ func BenchmarkJoinLifecycle(b *testing.B) {
 		return d + time.Since(t1)
 	}
 	// The pod's group, made by its first container, which stays.
-	pid := heldSleeper(b)
+	pid, _ := proctest.Asleep(b)
 	for _, m := range []*Manager{onSim, inMemory} {
 		if _, err := m.Place(Placement{ContainerID: "first", Pid: pid, Pod: idn, Annotations: crio(podA, sbA)}); err != nil {
 			b.Fatal(err)
@@ -88,27 +86,3 @@ func BenchmarkJoinLifecycle(b *testing.B) {
 	b.ReportMetric(float64(bench.Median(simT).Microseconds()), "on-sim-µs/lifecycle")
 	b.ReportMetric(float64(bench.Median(simT))/float64(bench.Median(memT)), "sim-x-library")
 }
-
-// heldSleeper starts sleep and returns once it sleeps (killed when the benchmark ends, if
-// killProcess did not end it first).
-func heldSleeper(b *testing.B) int {
-	b.Helper()
-	cmd := exec.Command("sleep", "3600")
-	if err := cmd.Start(); err != nil {
-		b.Fatal(err)
-	}
-	done := make(chan struct{})
-	go func() { _ = cmd.Wait(); close(done) }()
-	b.Cleanup(func() { _ = cmd.Process.Kill(); <-done })
-	pid := cmd.Process.Pid
-	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(50 * time.Microsecond) {
-		comm, _ := os.ReadFile(fmt.Sprintf("/proc/%d/comm", pid))
-		if st, err := procfs.ReadStat(pid); err == nil && string(comm) == "sleep\n" && st.State == 'S' {
-			return pid
-		}
-	}
-	b.Fatalf("pid %d did not settle", pid)
-	return 0
-}
-
-func killProcess(pid int) { _ = syscall.Kill(pid, syscall.SIGKILL) }

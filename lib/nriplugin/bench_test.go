@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"testing"
 	"time"
@@ -15,8 +14,8 @@ import (
 	"github.com/containerd/nri/pkg/stub"
 
 	"github.com/resctrl-mon/resctrl-mon/lib/config"
-	"github.com/resctrl-mon/resctrl-mon/lib/procfs"
 	"github.com/resctrl-mon/resctrl-mon/test/bench"
+	"github.com/resctrl-mon/resctrl-mon/test/proctest"
 	"github.com/resctrl-mon/resctrl-mon/test/resctrlsim"
 )
 
@@ -110,14 +109,9 @@ func benchLifecycles(b *testing.B, wholePod bool) {
 // is run before and removed after; keep leaves the container running.
 func oneLifecycle(b *testing.B, rt *fakeRuntime, uid, sb, id string, wholePod, keep bool) time.Duration {
 	b.Helper()
-	cmd := exec.Command("sleep", "600")
-	if err := cmd.Start(); err != nil {
-		b.Fatal(err)
-	}
-	b.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
-	heldInit(b, cmd.Process.Pid)
+	pid, end := proctest.Asleep(b)
 	pod := &api.PodSandbox{Id: sb, Uid: uid, Namespace: "default", Name: "bench"}
-	ctr := &api.Container{Id: id, PodSandboxId: sb, Name: "app", Pid: uint32(cmd.Process.Pid), State: api.ContainerState_CONTAINER_CREATED}
+	ctr := &api.Container{Id: id, PodSandboxId: sb, Name: "app", Pid: uint32(pid), State: api.ContainerState_CONTAINER_CREATED}
 	ctx := context.Background()
 	must := func(err error) {
 		if err != nil {
@@ -135,8 +129,7 @@ func oneLifecycle(b *testing.B, rt *fakeRuntime, uid, sb, id string, wholePod, k
 	if keep {
 		return d
 	}
-	_ = cmd.Process.Kill()
-	_ = cmd.Wait()
+	end()
 	ctr.State = api.ContainerState_CONTAINER_STOPPED
 	t1 := time.Now()
 	_, err := rt.r.StopContainer(ctx, &api.StopContainerRequest{Pod: pod, Container: ctr})
@@ -146,23 +139,6 @@ func oneLifecycle(b *testing.B, rt *fakeRuntime, uid, sb, id string, wholePod, k
 		must(rt.r.RemovePodSandbox(ctx, &api.RemovePodSandboxRequest{Pod: pod}))
 	}
 	return d + time.Since(t1)
-}
-
-// heldInit waits until the process has exec'd sleep and sleeps: a runtime's init is
-// created and blocked (runc's on its exec fifo) when StartContainer comes. A process still
-// starting would compete with the adapter for the CPU and be measured as its time.
-func heldInit(b *testing.B, pid int) {
-	b.Helper()
-	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(50 * time.Microsecond) {
-		comm, err := os.ReadFile(fmt.Sprintf("/proc/%d/comm", pid))
-		if err != nil {
-			b.Fatal(err)
-		}
-		if st, err := procfs.ReadStat(pid); err == nil && string(comm) == "sleep\n" && st.State == 'S' {
-			return
-		}
-	}
-	b.Fatalf("pid %d did not settle", pid)
 }
 
 // noop subscribes to the adapter's events and does nothing with them.

@@ -174,3 +174,34 @@ func Start(t testing.TB, script string) int {
 	t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
 	return cmd.Process.Pid
 }
+
+// Asleep starts sleep and returns its pid once it is asleep: a process that is whole and
+// blocked, as a runtime holds a container's init when a front end places it (runc's waits
+// on its exec fifo), so the placement a benchmark times does not share the CPU with an exec
+// still under way. end kills it and waits until it is reaped; the test's end does, if
+// nothing did before.
+func Asleep(t testing.TB) (pid int, end func()) {
+	t.Helper()
+	cmd := exec.Command("sleep", "3600")
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	reaped := make(chan struct{})
+	go func() { _ = cmd.Wait(); close(reaped) }()
+	end = func() { _ = cmd.Process.Kill(); <-reaped }
+	t.Cleanup(end)
+	pid = cmd.Process.Pid
+	stat := filepath.Join("/proc", strconv.Itoa(pid), "stat")
+	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(50 * time.Microsecond) {
+		b, err := os.ReadFile(stat)
+		if err != nil {
+			t.Fatal(err)
+		}
+		// "<pid> (sleep) S ...": exec'd, and blocked.
+		if _, rest, ok := strings.Cut(string(b), " (sleep) "); ok && strings.HasPrefix(rest, "S ") {
+			return pid, end
+		}
+	}
+	t.Fatalf("sleep (pid %d) did not fall asleep in 10s", pid)
+	return 0, nil
+}

@@ -8,7 +8,11 @@ import (
 	"maps"
 	"os"
 	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
 	"testing"
+	"time"
 
 	specs "github.com/opencontainers/runtime-spec/specs-go"
 )
@@ -67,7 +71,44 @@ func NewBundle(t testing.TB, rootfs string, o BundleOptions) *Bundle {
 	if err := b.Save(); err != nil {
 		t.Fatalf("e2e: %v", err)
 	}
+	// Registered before any container of the bundle is created, so it runs after their
+	// force-deletes (see NewRuntime).
+	t.Cleanup(func() { b.leftBehind(t) })
 	return b
+}
+
+// leftBehind fails the test for any process still in the bundle's cgroup once its
+// containers were deleted, and kills it: such a container ran on, reparented to init, for
+// as long as its workload lasted. It then removes the cgroup from every hierarchy, where a
+// runtime that was killed or failed half-way left it for good.
+func (b *Bundle) leftBehind(t testing.TB) {
+	if b.Spec.Linux == nil || !strings.HasPrefix(b.Spec.Linux.CgroupsPath, "/resctrl-e2e-") {
+		return
+	}
+	path := b.Spec.Linux.CgroupsPath
+	dirs, err := cgroupDirs(path)
+	if err != nil {
+		t.Errorf("e2e: cgroups of bundle %s: %v", b.Dir, err)
+		return
+	}
+	for _, dir := range dirs {
+		data, err := os.ReadFile(filepath.Join(dir, "cgroup.procs"))
+		if err != nil || len(strings.Fields(string(data))) == 0 {
+			continue
+		}
+		pids := strings.Fields(string(data))
+		t.Errorf("e2e: processes %v still in the cgroup %s of bundle %s after the test deleted its containers: killed", pids, path, b.Dir)
+		for _, p := range pids {
+			if pid, err := strconv.Atoi(p); err == nil {
+				_ = syscall.Kill(pid, syscall.SIGKILL)
+			}
+		}
+		break
+	}
+	// A killed process leaves its cgroup once it is reaped (by init, here).
+	if err := Poll(5*time.Second, func() error { return removeCgroup(path) }); err != nil {
+		t.Errorf("e2e: %v", err)
+	}
 }
 
 // Save writes Spec to config.json.

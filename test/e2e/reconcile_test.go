@@ -317,6 +317,13 @@ func TestReconcilePidReused(t *testing.T) {
 	t.Parallel()
 	e := newRecEnv(t, resctrlsim.Options{}, "retention: 0s\n")
 	e.run("c1", uidA, nil) // no hook: only reconcile would ever place it
+	real, err := e.r.State("c1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The forged state sends runc's force-delete to the stranger: the container's own init
+	// (its pid namespace's, so all of it) is killed here, or it runs on after the test.
+	t.Cleanup(func() { _ = syscall.Kill(real.Pid, syscall.SIGKILL) })
 	// Forge runc's state as a crashed runtime would leave it after the init died and its
 	// pid went to another process.
 	stranger := exec.Command("sleep", "600")

@@ -1,9 +1,7 @@
 package resctrlfs
 
 import (
-	"errors"
 	"fmt"
-	"io/fs"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -11,10 +9,8 @@ import (
 	"strings"
 
 	"github.com/intel/goresctrl/pkg/monitor"
-	"golang.org/x/sys/unix"
 
 	"github.com/resctrl-mon/resctrl-mon/lib/logging"
-	"github.com/resctrl-mon/resctrl-mon/lib/sysfile"
 )
 
 // Groups is what lib/lifecycle asks of resctrl: the seam that lets its decisions be
@@ -44,8 +40,9 @@ type Groups interface {
 
 // Kernel is Groups on a resctrl mount, through goresctrl's pkg/monitor.
 type Kernel struct {
-	root string
-	mon  *monitor.Manager
+	root  string
+	mon   *monitor.Manager
+	tasks tasksFiles
 }
 
 var _ Groups = (*Kernel)(nil)
@@ -78,7 +75,10 @@ func (k *Kernel) Ensure(name, class string) error {
 
 func (k *Kernel) Assign(name string, tid int) error { return k.mon.AssignPID(name, tid) }
 
-func (k *Kernel) Remove(name string) error { return k.mon.Remove(name) }
+func (k *Kernel) Remove(name string) error {
+	k.tasks.forget(name)
+	return k.mon.Remove(name)
+}
 
 func (k *Kernel) LastCmdStatus() string { return LastCmdStatus(k.root) }
 
@@ -95,24 +95,26 @@ func (k *Kernel) Tasks(path string) (map[int]bool, bool) {
 	return ParseTasks(b), true
 }
 
-func (k *Kernel) WriteTasks(path string, ids []int, result func(id int, err error) error) (err error) {
+func (k *Kernel) WriteTasks(path string, ids []int, result func(id int, err error) error) error {
 	p := filepath.Join(k.root, path, "tasks")
-	// sysfile: os.OpenFile would spend five system calls offering it to the poller.
-	fd, err := sysfile.Open(p, unix.O_WRONLY, 0)
+	f, err := k.tasks.get(p)
 	if err != nil {
 		return err
 	}
-	defer func() {
-		if cerr := unix.Close(fd); cerr != nil {
-			err = errors.Join(err, &fs.PathError{Op: "close", Path: p, Err: cerr})
-		}
-	}()
 	buf := make([]byte, 0, 24)
 	for _, id := range ids {
 		buf = append(strconv.AppendInt(buf[:0], int64(id), 10), '\n')
 		// One write is one id: the kernel takes the first it parses and says nothing of
 		// the rest.
-		werr := sysfile.Write(fd, p, buf)
+		_, werr := f.Write(buf)
+		if werr != nil && stale(werr) {
+			// The group went since the file was opened: once more, through a new open.
+			k.tasks.drop(p, f)
+			if f, err = k.tasks.get(p); err != nil {
+				return err
+			}
+			_, werr = f.Write(buf)
+		}
 		if err := result(id, werr); err != nil {
 			return err
 		}

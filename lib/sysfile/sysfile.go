@@ -34,21 +34,28 @@ func Open(path string, flags int, perm uint32) (int, error) {
 
 // ReadFile reads a whole file of at most limit bytes; a longer one is an error (outside
 // input is never read without a bound). flags are added to O_RDONLY (O_NOFOLLOW).
+//
+// It is for files that are whole at every read: the registry's (replaced by rename, never
+// written in place) and /proc's single-record files (stat, status, cgroup: the kernel makes
+// the whole text at each read). A read that returns less than it asked for is then the end,
+// and no second read is made to see it (one system call less per file, on every
+// placement). Not for pipes, or files written while they are read.
 func ReadFile(path string, flags, limit int) ([]byte, error) {
 	fd, err := Open(path, unix.O_RDONLY|flags, 0)
 	if err != nil {
 		return nil, err
 	}
 	defer func() { _ = unix.Close(fd) }()
-	// Most files here are well under a page: one read and one that sees the end.
+	// Most files here are well under a page: one read.
 	buf := make([]byte, 0, min(limit+1, 4096))
 	for {
 		if len(buf) == cap(buf) {
 			if len(buf) > limit {
-				return nil, &fs.PathError{Op: "read", Path: path, Err: errors.New("longer than " + strconv.Itoa(limit) + " bytes")}
+				return nil, tooLong(path, limit)
 			}
 			buf = append(buf, 0)[:len(buf)]
 		}
+		want := cap(buf) - len(buf)
 		n, err := unix.Read(fd, buf[len(buf):cap(buf)])
 		if errors.Is(err, unix.EINTR) {
 			continue
@@ -56,14 +63,18 @@ func ReadFile(path string, flags, limit int) ([]byte, error) {
 		if err != nil {
 			return nil, &fs.PathError{Op: "read", Path: path, Err: err}
 		}
-		if n == 0 {
+		buf = buf[:len(buf)+n]
+		if n < want {
 			if len(buf) > limit {
-				return nil, &fs.PathError{Op: "read", Path: path, Err: errors.New("longer than " + strconv.Itoa(limit) + " bytes")}
+				return nil, tooLong(path, limit)
 			}
 			return buf, nil
 		}
-		buf = buf[:len(buf)+n]
 	}
+}
+
+func tooLong(path string, limit int) error {
+	return &fs.PathError{Op: "read", Path: path, Err: errors.New("longer than " + strconv.Itoa(limit) + " bytes")}
 }
 
 // Write writes all of b to fd.

@@ -56,6 +56,8 @@ type Plugin struct {
 	refused atomic.Pointer[error]
 	// seen spares the registry the events NRI sends twice (see seen).
 	seen seen
+	// workers do every event's work, within its budget.
+	workers workers
 }
 
 var (
@@ -71,7 +73,7 @@ var (
 // New checks cfg and opens resctrl and the state directory: a bad configuration refuses to
 // start.
 func New(cfg config.Config, log *slog.Logger) (*Plugin, error) {
-	p := &Plugin{log: log}
+	p := &Plugin{log: log, workers: newWorkers()}
 	if err := p.apply(cfg); err != nil {
 		return nil, err
 	}
@@ -82,7 +84,7 @@ func New(cfg config.Config, log *slog.Logger) (*Plugin, error) {
 // configuration failed (why): it registers, and works once the runtime pushes a valid one;
 // without one its Configure fails the registration with why.
 func Unconfigured(log *slog.Logger, why error) *Plugin {
-	return &Plugin{log: log, startErr: why}
+	return &Plugin{log: log, startErr: why, workers: newWorkers()}
 }
 
 // SetLogOpener makes a configuration pushed by the runtime also choose the log (a
@@ -181,7 +183,7 @@ func (p *Plugin) Synchronize(_ context.Context, pods []*api.PodSandbox, ctrs []*
 	live, refused := liveContainers(pods, ctrs, sel)
 	// A first start on a node full of pods can outlast the runtime's patience: past the
 	// budget the repair goes on in the background, under the same per-pod locks as events.
-	_, done := within(budget(cfg, p.timeouts.get()), func() struct{} {
+	_, done := within(&p.workers, budget(cfg, p.timeouts.get()), func() struct{} {
 		for id, err := range refused {
 			_ = m.Refuse(id, err)
 		}
@@ -239,7 +241,7 @@ func (p *Plugin) place(event string, pod *api.PodSandbox, ctr *api.Container, in
 	default:
 		idn.ContainerName = ctr.GetName()
 		d := budget(cfg, p.timeouts.get())
-		r, done := within(d, func() result {
+		r, done := within(&p.workers, d, func() result {
 			pid := initOf(ctr)
 			if pid == 0 {
 				return result{pid: pid, err: errNoInit}
@@ -309,7 +311,7 @@ func (p *Plugin) leave(event string, pod *api.PodSandbox, ctr *api.Container) bo
 	if idn, err := podIdentity(pod); err == nil {
 		d.Pod = idn
 	}
-	r, done := within(budget(cfg, p.timeouts.get()), func() result {
+	r, done := within(&p.workers, budget(cfg, p.timeouts.get()), func() result {
 		out, err := m.Leave(d)
 		return result{out: out, err: err}
 	})
@@ -331,7 +333,7 @@ func (p *Plugin) RemovePodSandbox(_ context.Context, pod *api.PodSandbox) error 
 	if idn, err := podIdentity(pod); err == nil {
 		e.PodUID = idn.PodUID
 	}
-	r, done := within(budget(cfg, p.timeouts.get()), func() result {
+	r, done := within(&p.workers, budget(cfg, p.timeouts.get()), func() result {
 		out, err := m.EndPod(e)
 		return result{out: out, err: err}
 	})

@@ -134,4 +134,3 @@ func rmdirAll(dir string) error {
 	}
 	return nil
 }
-

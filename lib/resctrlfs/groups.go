@@ -97,23 +97,27 @@ func (k *Kernel) Tasks(path string) (map[int]bool, bool) {
 
 func (k *Kernel) WriteTasks(path string, ids []int, result func(id int, err error) error) error {
 	p := filepath.Join(k.root, path, "tasks")
-	f, err := k.tasks.get(p)
+	file, err := k.tasks.acquire(p)
 	if err != nil {
 		return err
 	}
+	defer func() { k.tasks.release(file) }() // the file in use when the loop ends
 	buf := make([]byte, 0, 24)
 	for _, id := range ids {
 		buf = append(strconv.AppendInt(buf[:0], int64(id), 10), '\n')
 		// One write is one id: the kernel takes the first it parses and says nothing of
 		// the rest.
-		_, werr := f.Write(buf)
+		_, werr := file.f.Write(buf)
 		if werr != nil && stale(werr) {
 			// The group went since the file was opened: once more, through a new open.
-			k.tasks.drop(p, f)
-			if f, err = k.tasks.get(p); err != nil {
+			k.tasks.drop(p, file)
+			fresh, err := k.tasks.acquire(p)
+			if err != nil {
 				return err
 			}
-			_, werr = f.Write(buf)
+			k.tasks.release(file)
+			file = fresh
+			_, werr = file.f.Write(buf)
 		}
 		if err := result(id, werr); err != nil {
 			return err

@@ -16,23 +16,31 @@ import (
 // or any other) a write through its old file fails, ENOENT for the deleted rdtgroup or
 // ENODEV for the removed kernfs node, and a group made again under the same name is another
 // file. Such a write is made again once through a fresh open, which fails as before if the
-// group is really gone. *os.File, not a bare descriptor: one closed while another goroutine
-// writes through it is closed only when that write returns, and its number is never reused
-// under a writer.
+// group is really gone. A file is closed only when no write uses it (see tasksFile).
 type tasksFiles struct {
 	mu    sync.Mutex
-	files map[string]*os.File // by the tasks file's path
+	files map[string]*tasksFile // by the tasks file's path
 }
 
-// maxTasksFiles bounds the open files: a node's pods, with room. Past it one is closed.
+// tasksFile is one open tasks file and how many writes use it now. Taken out of the map
+// (its group removed, room needed) it is closed once the last of them is done: a writer
+// never has its file closed under it.
+type tasksFile struct {
+	f     *os.File
+	users int
+	gone  bool
+}
+
+// maxTasksFiles bounds the files kept open: a node's pods, with room. Past it one is let go.
 const maxTasksFiles = 256
 
-// get returns path's open file, opening it if it is not.
-func (t *tasksFiles) get(path string) (*os.File, error) {
+// acquire returns path's open file, opening it if need be, for the caller to release.
+func (t *tasksFiles) acquire(path string) (*tasksFile, error) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	if f := t.files[path]; f != nil {
-		return f, nil
+	if e := t.files[path]; e != nil {
+		e.users++
+		return e, nil
 	}
 	// O_WRONLY without O_CREATE: a group that is gone is an error, never a new file.
 	f, err := os.OpenFile(path, os.O_WRONLY, 0)
@@ -40,44 +48,63 @@ func (t *tasksFiles) get(path string) (*os.File, error) {
 		return nil, err
 	}
 	if t.files == nil {
-		t.files = map[string]*os.File{}
+		t.files = map[string]*tasksFile{}
 	}
 	if len(t.files) >= maxTasksFiles {
 		for p, old := range t.files { // any one: a map's order is as good as another
-			_ = old.Close()
-			delete(t.files, p)
+			t.retire(p, old)
 			break
 		}
 	}
-	t.files[path] = f
-	return f, nil
+	e := &tasksFile{f: f, users: 1}
+	t.files[path] = e
+	return e, nil
 }
 
-// drop closes f and forgets it, unless path has another file by now.
-func (t *tasksFiles) drop(path string, f *os.File) {
+// release ends one use of e.
+func (t *tasksFiles) release(e *tasksFile) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	if t.files[path] == f {
-		delete(t.files, path)
+	e.users--
+	if e.gone && e.users == 0 {
+		_ = e.f.Close()
 	}
-	_ = f.Close()
 }
 
-// forget closes the tasks file of every group named name (under any class): the group was
-// removed.
+// drop lets e go: its group is gone.
+func (t *tasksFiles) drop(path string, e *tasksFile) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.retire(path, e)
+}
+
+// forget lets go of the tasks file of every group named name (under any class): the group
+// was removed.
 func (t *tasksFiles) forget(name string) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	for p, f := range t.files {
+	for p, e := range t.files {
 		if filepath.Base(filepath.Dir(p)) == name {
-			_ = f.Close()
-			delete(t.files, p)
+			t.retire(p, e)
 		}
 	}
 }
 
-// stale reports whether a write failed because its file's group is gone, or the file was
-// closed under it.
+// retire takes e out of the map, if it is still there, and closes it unless it is in use
+// (then its last release does). t.mu is held.
+func (t *tasksFiles) retire(path string, e *tasksFile) {
+	if t.files[path] == e {
+		delete(t.files, path)
+	}
+	if !e.gone {
+		e.gone = true
+		if e.users == 0 {
+			_ = e.f.Close()
+		}
+	}
+}
+
+// stale reports whether a write failed because its file's group is gone.
 func stale(err error) bool {
-	return errors.Is(err, syscall.ENOENT) || errors.Is(err, syscall.ENODEV) || errors.Is(err, os.ErrClosed)
+	return errors.Is(err, syscall.ENOENT) || errors.Is(err, syscall.ENODEV)
 }

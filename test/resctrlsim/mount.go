@@ -30,6 +30,7 @@ type Sim struct {
 	root   *dirNode
 	host   Host
 	server *fuse.Server
+	served chan struct{} // closed when the FUSE serve loop has ended: the mount is gone
 	stop   chan struct{}
 	wg     sync.WaitGroup
 	once   sync.Once
@@ -54,7 +55,7 @@ func Mount(dir string, opts Options) (*Sim, error) {
 	if err != nil {
 		return nil, fmt.Errorf("resctrlsim on %s: %w", dir, err)
 	}
-	s := &Sim{Dir: dir, m: newModel(opts, host), host: host, stop: make(chan struct{})}
+	s := &Sim{Dir: dir, m: newModel(opts, host), host: host, served: make(chan struct{}), stop: make(chan struct{})}
 	// The kernel may cache names and attributes for a second: every change that goes through
 	// the mount (mkdir, rmdir) updates its cache itself, and the one change that does not,
 	// a simulated re-mount, invalidates what it removed (Reset). Without the cache every
@@ -80,6 +81,7 @@ func Mount(dir string, opts Options) (*Sim, error) {
 		_ = host.Close()
 		return nil, fmt.Errorf("resctrlsim: mount %s: %w", dir, err)
 	}
+	go func() { s.server.Wait(); close(s.served) }()
 	s.wg.Add(1)
 	go s.pumpEvents()
 	if opts.SettleInterval > 0 {
@@ -146,18 +148,10 @@ func (s *Sim) settle(every time.Duration) {
 func (s *Sim) Unmount() error {
 	s.once.Do(func() {
 		var err error
-		for i := range 20 {
-			if err = s.server.Unmount(); err == nil {
-				break
-			}
-			time.Sleep(time.Duration(i+1) * 10 * time.Millisecond)
-		}
-		if err != nil {
-			if derr := unix.Unmount(s.Dir, unix.MNT_DETACH); derr != nil {
-				err = errors.Join(err, fmt.Errorf("detach: %w", derr))
-			} else {
-				err = nil
-			}
+		select {
+		case <-s.served: // unmounted from outside (umount, fusermount -u): nothing to undo
+		default:
+			err = s.unmount()
 		}
 		close(s.stop)
 		s.wg.Wait()
@@ -169,8 +163,23 @@ func (s *Sim) Unmount() error {
 	return s.err
 }
 
+// unmount takes the mount away: retried while it is busy, then detached.
+func (s *Sim) unmount() error {
+	var err error
+	for i := range 20 {
+		if err = s.server.Unmount(); err == nil {
+			return nil
+		}
+		time.Sleep(time.Duration(i+1) * 10 * time.Millisecond)
+	}
+	if derr := unix.Unmount(s.Dir, unix.MNT_DETACH); derr != nil {
+		return errors.Join(err, fmt.Errorf("detach: %w", derr))
+	}
+	return nil
+}
+
 // Wait blocks until the filesystem is unmounted, by Unmount or from outside (umount).
-func (s *Sim) Wait() { s.server.Wait() }
+func (s *Sim) Wait() { <-s.served }
 
 // Do carries out a control command; status returns the state as JSON.
 func (s *Sim) Do(c Command) (string, error) {

@@ -97,6 +97,27 @@ func TestMountServesAndUnmountsOnSignal(t *testing.T) {
 	}
 }
 
+// Unmounted from outside (umount, fusermount -u), the command ends at once, and cleanly.
+func TestUnmountedFromOutside(t *testing.T) {
+	bin := build(t)
+	dir := t.TempDir()
+	cmd := startMount(t, bin, dir)
+	if err := syscall.Unmount(dir, 0); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Errorf("after an outside unmount: %v", err)
+		}
+	case <-time.After(3 * time.Second):
+		_ = cmd.Process.Kill()
+		t.Errorf("still running 3s after its mount was taken away")
+	}
+}
+
 // A simulator killed with SIGKILL leaves a dead mount; the next one clears it.
 func TestStaleMountIsCleared(t *testing.T) {
 	bin := build(t)

@@ -28,7 +28,7 @@ func BenchmarkJoinLifecycle(b *testing.B) {
 		b.Skipf("needs a tmpfs at /dev/shm: %v", err)
 	}
 	b.Cleanup(func() { _ = os.RemoveAll(shm) })
-	sim := resctrlsim.MountT(b, resctrlsim.Options{SettleInterval: -1})
+	root := bench.Resctrl(b, resctrlsim.Options{SettleInterval: -1})
 	manager := func(name string, rs resctrlfs.Groups) *Manager {
 		cfg := config.Default()
 		cfg.ResctrlRoot, cfg.StateDir, cfg.SnapshotDir = rs.Root(), filepath.Join(shm, name), ""
@@ -39,7 +39,7 @@ func BenchmarkJoinLifecycle(b *testing.B) {
 		}
 		return m
 	}
-	kernel, err := resctrlfs.Open(sim.Dir, ValidGroupName, canonicalGroupName, slog.New(slog.DiscardHandler))
+	kernel, err := resctrlfs.Open(root, ValidGroupName, canonicalGroupName, slog.New(slog.DiscardHandler))
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -71,8 +71,12 @@ func BenchmarkJoinLifecycle(b *testing.B) {
 	// The pod's group, made by its first container, which stays.
 	pid, _ := proctest.Asleep(b)
 	for _, m := range []*Manager{onSim, inMemory} {
-		if _, err := m.Place(Placement{ContainerID: "first", Pid: pid, Pod: idn, Annotations: crio(podA, sbA)}); err != nil {
+		out, err := m.Place(Placement{ContainerID: "first", Pid: pid, Pod: idn, Annotations: crio(podA, sbA)})
+		if err != nil {
 			b.Fatal(err)
+		}
+		if m == onSim {
+			bench.RemoveGroups(b, root, filepath.Base(out.Group))
 		}
 	}
 	var simT, memT []time.Duration

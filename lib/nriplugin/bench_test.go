@@ -37,7 +37,7 @@ func BenchmarkContainerLifecycle(b *testing.B) {
 }
 
 func benchLifecycles(b *testing.B, wholePod bool) {
-	sim := resctrlsim.MountT(b, resctrlsim.Options{NumRMIDs: 1024, SettleInterval: -1})
+	root := bench.Resctrl(b, resctrlsim.Options{NumRMIDs: 1024, SettleInterval: -1})
 	// The state and snapshots on tmpfs, as the defaults put them (/run): here /tmp and /run
 	// are on disk, where every record's fsync would be measured instead of the adapter.
 	dir, err := os.MkdirTemp("/dev/shm", "resctrl-mon-bench-")
@@ -46,7 +46,7 @@ func benchLifecycles(b *testing.B, wholePod bool) {
 	}
 	b.Cleanup(func() { _ = os.RemoveAll(dir) })
 	cfg := config.Default()
-	cfg.ResctrlRoot, cfg.StateDir, cfg.SnapshotDir, cfg.Log = sim.Dir, filepath.Join(dir, "state"), filepath.Join(dir, "snap"), "stderr"
+	cfg.ResctrlRoot, cfg.StateDir, cfg.SnapshotDir, cfg.Log = root, filepath.Join(dir, "state"), filepath.Join(dir, "snap"), "stderr"
 	if wholePod {
 		cfg.Retention = 0
 	}
@@ -77,6 +77,7 @@ func benchLifecycles(b *testing.B, wholePod bool) {
 	const uid = "0f8b2c1e-1111-2222-3333-444455556666"
 	sb := fmt.Sprintf("%064x", 1<<40)
 	if !wholePod {
+		bench.RemoveGroups(b, root, uid)
 		// The pod's first container keeps running, so its group stays.
 		for _, rt := range []*fakeRuntime{adapterRT, noopRT} {
 			_ = oneLifecycle(b, rt, uid, sb, "first", false, true)

@@ -2,10 +2,8 @@ package resctrlfs_test
 
 import (
 	"errors"
-	"fmt"
 	"log/slog"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"sync"
 	"syscall"
@@ -14,6 +12,7 @@ import (
 	"github.com/intel/goresctrl/pkg/monitor"
 
 	"github.com/resctrl-mon/resctrl-mon/lib/resctrlfs"
+	"github.com/resctrl-mon/resctrl-mon/test/proctest"
 	"github.com/resctrl-mon/resctrl-mon/test/resctrlsim"
 )
 
@@ -29,7 +28,7 @@ func TestTasksFileOfAGroupMadeAgain(t *testing.T) {
 	}
 	path := "mon_groups/" + uid
 	dir := filepath.Join(sim.Dir, path)
-	pids := []int{sleeper(t), sleeper(t), sleeper(t), sleeper(t)}
+	pids := []int{proctest.Start(t, proctest.Sleep), proctest.Start(t, proctest.Sleep), proctest.Start(t, proctest.Sleep), proctest.Start(t, proctest.Sleep)}
 	write := func(pid int) error {
 		return k.WriteTasks(path, []int{pid}, func(_ int, err error) error { return err })
 	}
@@ -41,8 +40,9 @@ func TestTasksFileOfAGroupMadeAgain(t *testing.T) {
 	if err := write(pids[0]); err != nil || !in(pids[0]) {
 		t.Fatalf("first write: %v, in the group: %v", err, in(pids[0]))
 	}
-	// Another process removes the group and makes it again (a reconcile, a hook).
-	if err := rmdirAll(dir); err != nil {
+	// Another process removes the group (rmdir(2): its tasks go to the parent) and makes it
+	// again (a reconcile, a hook).
+	if err := syscall.Rmdir(dir); err != nil {
 		t.Fatal(err)
 	}
 	if err := os.Mkdir(dir, 0o755); err != nil {
@@ -52,7 +52,7 @@ func TestTasksFileOfAGroupMadeAgain(t *testing.T) {
 		t.Errorf("after the group was made again: %v, in the new group: %v", err, in(pids[1]))
 	}
 	// Removed for good: the write fails, it does not vanish.
-	if err := rmdirAll(dir); err != nil {
+	if err := syscall.Rmdir(dir); err != nil {
 		t.Fatal(err)
 	}
 	if err := write(pids[2]); !errors.Is(err, os.ErrNotExist) {
@@ -83,7 +83,7 @@ func TestTasksFilesConcurrent(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	pid := sleeper(t)
+	pid := proctest.Start(t, proctest.Sleep)
 	names := []string{uid, "0f8b2c1e-1111-2222-3333-444455556667", "0f8b2c1e-1111-2222-3333-444455556668"}
 	for _, n := range names {
 		if err := k.Ensure(n, ""); err != nil {
@@ -114,23 +114,4 @@ func TestTasksFilesConcurrent(t *testing.T) {
 		}
 	}
 	wg.Wait()
-}
-
-func sleeper(t *testing.T) int {
-	t.Helper()
-	cmd := exec.Command("sleep", "600")
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
-	return cmd.Process.Pid
-}
-
-// rmdirAll removes a monitoring group as another process would: rmdir(2), its tasks going
-// to the parent.
-func rmdirAll(dir string) error {
-	if err := syscall.Rmdir(dir); err != nil {
-		return fmt.Errorf("rmdir %s: %w", dir, err)
-	}
-	return nil
 }

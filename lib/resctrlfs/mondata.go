@@ -7,6 +7,10 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/resctrl-mon/resctrl-mon/lib/sysfile"
 )
 
 // Reading is one counter of one monitoring domain of a group.
@@ -105,15 +109,21 @@ func ReadMonData(dir string) ([]Reading, []Missing, error) {
 	return out, missing, nil
 }
 
+// readCounter reads a counter file with one read(2): the kernel makes its whole text at each
+// read. Plain system calls (sysfile): a snapshot and a scrape read every counter of every
+// group, and os.Open would add five calls to each for the runtime's poller.
 func readCounter(path string) (float64, string) {
-	f, err := os.Open(path)
+	fd, err := sysfile.Open(path, unix.O_RDONLY, 0)
 	if err != nil {
 		return 0, ReasonUnreadable
 	}
-	defer f.Close()
+	defer func() { _ = unix.Close(fd) }()
 	b := make([]byte, maxCounterFile+1)
-	n, err := f.Read(b)
-	if err != nil && n == 0 {
+	n, err := unix.Read(fd, b)
+	for errors.Is(err, unix.EINTR) {
+		n, err = unix.Read(fd, b)
+	}
+	if err != nil || n <= 0 {
 		return 0, ReasonUnreadable
 	}
 	return ParseCounter(b[:n])

@@ -1,6 +1,7 @@
 package psi
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -8,6 +9,8 @@ import (
 	"path/filepath"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/resctrl-mon/resctrl-mon/lib/sysfile"
 )
 
 // Reason says why a pressure file could not be read. The values are metric label values.
@@ -52,16 +55,23 @@ func ReasonOf(err error) Reason {
 	return ReasonIO
 }
 
+// maxPressureFile bounds a pressure file: two lines of under a hundred bytes each.
+const maxPressureFile = 4096
+
 // Read reads the pressure file of resource r in the cgroup directory dir. Errors are
 // *ReadError.
 func Read(dir string, r Resource) (Pressure, error) {
 	path := filepath.Join(dir, r.File())
-	f, err := os.Open(path)
+	// One open and one read, plain system calls (sysfile): a scrape reads three of these for
+	// every pod and container, and the kernel makes the whole text at each read.
+	b, err := sysfile.ReadFile(path, 0, maxPressureFile)
+	if errors.Is(err, sysfile.ErrTooLong) {
+		return Pressure{}, &ReadError{Path: path, Reason: ReasonFormat, Err: err}
+	}
 	if err != nil {
 		return Pressure{}, &ReadError{Path: path, Reason: reasonOfOpen(dir, err), Err: err}
 	}
-	defer f.Close()
-	p, err := Parse(f)
+	p, err := Parse(bytes.NewReader(b))
 	if err != nil {
 		reason := ReasonFormat
 		if !errors.Is(err, ErrFormat) {

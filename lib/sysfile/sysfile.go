@@ -11,6 +11,7 @@ package sysfile
 
 import (
 	"errors"
+	"fmt"
 	"io/fs"
 	"math/rand/v2"
 	"path/filepath"
@@ -73,8 +74,11 @@ func ReadFile(path string, flags, limit int) ([]byte, error) {
 	}
 }
 
+// ErrTooLong: the file is longer than ReadFile's limit.
+var ErrTooLong = errors.New("longer than the limit")
+
 func tooLong(path string, limit int) error {
-	return &fs.PathError{Op: "read", Path: path, Err: errors.New("longer than " + strconv.Itoa(limit) + " bytes")}
+	return &fs.PathError{Op: "read", Path: path, Err: fmt.Errorf("%w of %d bytes", ErrTooLong, limit)}
 }
 
 // Write writes all of b to fd.

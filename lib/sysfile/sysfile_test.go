@@ -25,7 +25,7 @@ func TestReadFile(t *testing.T) {
 			t.Errorf("%d bytes, limit %d: got %d bytes, %v", size, size, len(got), err)
 		}
 		if size > 0 {
-			if _, err := ReadFile(path, 0, size-1); err == nil || !strings.Contains(err.Error(), "longer than") {
+			if _, err := ReadFile(path, 0, size-1); !errors.Is(err, ErrTooLong) || !strings.Contains(err.Error(), "longer than") {
 				t.Errorf("%d bytes, limit %d: %v", size, size-1, err)
 			}
 		}

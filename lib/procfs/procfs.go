@@ -118,7 +118,7 @@ func ReadCgroups() (Cgroups, error) {
 		if err != nil {
 			continue
 		}
-		if b, err := sysfile.ReadFile(filepath.Join("/proc", e.Name(), "cgroup"), 0, maxProcFile); err == nil {
+		if b, err := ReadCgroup(p); err == nil {
 			idx[string(b)] = append(idx[string(b)], p)
 		}
 	}

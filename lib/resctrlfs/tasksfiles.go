@@ -6,6 +6,10 @@ import (
 	"path/filepath"
 	"sync"
 	"syscall"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/resctrl-mon/resctrl-mon/lib/sysfile"
 )
 
 // tasksFiles keeps open the tasks files of the groups this process writes to, so that a
@@ -42,11 +46,14 @@ func (t *tasksFiles) acquire(path string) (*tasksFile, error) {
 		e.users++
 		return e, nil
 	}
-	// O_WRONLY without O_CREATE: a group that is gone is an error, never a new file.
-	f, err := os.OpenFile(path, os.O_WRONLY, 0)
+	// O_WRONLY without O_CREATE: a group that is gone is an error, never a new file. Opened
+	// by sysfile and wrapped, a blocking descriptor is never offered to the runtime's poller
+	// (os.OpenFile would add five system calls to the hook's one write).
+	fd, err := sysfile.Open(path, unix.O_WRONLY, 0)
 	if err != nil {
 		return nil, err
 	}
+	f := os.NewFile(uintptr(fd), path)
 	if t.files == nil {
 		t.files = map[string]*tasksFile{}
 	}

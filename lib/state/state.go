@@ -188,7 +188,11 @@ func (s *Store) save(r Record) error {
 	if err != nil {
 		return fmt.Errorf("record of %s: %w", r.Group, err)
 	}
-	return writeAtomic(s.recordPath(r.Group), append(b, '\n'))
+	// A reader sees the old record or the new one, never half.
+	if err := sysfile.WriteAtomic(s.recordPath(r.Group), append(b, '\n')); err != nil {
+		return fmt.Errorf("record of %s: %w", r.Group, err)
+	}
+	return nil
 }
 
 // delete forgets a group.
@@ -287,14 +291,6 @@ func (s *Store) ContainerGroup(id string) (string, error) {
 func (s *Store) UnbindContainer(id string) error {
 	if err := os.Remove(filepath.Join(s.dir, containersDir, id)); err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return fmt.Errorf("forget container %s: %w", id, err)
-	}
-	return nil
-}
-
-// writeAtomic replaces path with b: a reader sees the old file or the new one, never half.
-func writeAtomic(path string, b []byte) error {
-	if err := sysfile.WriteAtomic(path, b); err != nil {
-		return fmt.Errorf("write %s: %w", path, err)
 	}
 	return nil
 }

@@ -15,6 +15,7 @@ import (
 
 	"github.com/resctrl-mon/resctrl-mon/lib/config"
 	"github.com/resctrl-mon/resctrl-mon/test/bench"
+	"github.com/resctrl-mon/resctrl-mon/test/nritest"
 	"github.com/resctrl-mon/resctrl-mon/test/proctest"
 	"github.com/resctrl-mon/resctrl-mon/test/resctrlsim"
 )
@@ -68,7 +69,7 @@ func benchLifecycles(b *testing.B, wholePod bool) {
 		return p.Run(ctx, Options{Socket: adapterRT.sock, SweepEvery: time.Hour})
 	})
 	serve(b, noopRT, func(ctx context.Context) error {
-		s, err := stub.New(noop{}, stub.WithPluginName("noop"), stub.WithPluginIdx("10"), stub.WithSocketPath(noopRT.sock))
+		s, err := stub.New(nritest.Noop{}, stub.WithPluginName("noop"), stub.WithPluginIdx("10"), stub.WithSocketPath(noopRT.sock))
 		if err != nil {
 			return err
 		}
@@ -140,20 +141,6 @@ func oneLifecycle(b *testing.B, rt *fakeRuntime, uid, sb, id string, wholePod, k
 		must(rt.r.RemovePodSandbox(ctx, &api.RemovePodSandboxRequest{Pod: pod}))
 	}
 	return d + time.Since(t1)
-}
-
-// noop subscribes to the adapter's events and does nothing with them.
-type noop struct{}
-
-func (noop) StartContainer(context.Context, *api.PodSandbox, *api.Container) error     { return nil }
-func (noop) PostStartContainer(context.Context, *api.PodSandbox, *api.Container) error { return nil }
-func (noop) StopContainer(context.Context, *api.PodSandbox, *api.Container) ([]*api.ContainerUpdate, error) {
-	return nil, nil
-}
-func (noop) RemoveContainer(context.Context, *api.PodSandbox, *api.Container) error { return nil }
-func (noop) RemovePodSandbox(context.Context, *api.PodSandbox) error                { return nil }
-func (noop) Synchronize(context.Context, []*api.PodSandbox, []*api.Container) ([]*api.ContainerUpdate, error) {
-	return nil, nil
 }
 
 // serve runs a plugin against rt until the benchmark ends, once it has synchronised.

@@ -11,37 +11,15 @@ import (
 	"fmt"
 	"os"
 
-	"github.com/containerd/nri/pkg/api"
 	"github.com/containerd/nri/pkg/stub"
+
+	"github.com/resctrl-mon/resctrl-mon/test/nritest"
 )
-
-type noop struct{}
-
-var (
-	_ stub.SynchronizeInterface        = noop{}
-	_ stub.StartContainerInterface     = noop{}
-	_ stub.PostStartContainerInterface = noop{}
-	_ stub.StopContainerInterface      = noop{}
-	_ stub.RemoveContainerInterface    = noop{}
-	_ stub.RemovePodInterface          = noop{}
-)
-
-func (noop) Synchronize(context.Context, []*api.PodSandbox, []*api.Container) ([]*api.ContainerUpdate, error) {
-	fmt.Println("synchronized")
-	return nil, nil
-}
-func (noop) StartContainer(context.Context, *api.PodSandbox, *api.Container) error     { return nil }
-func (noop) PostStartContainer(context.Context, *api.PodSandbox, *api.Container) error { return nil }
-func (noop) StopContainer(context.Context, *api.PodSandbox, *api.Container) ([]*api.ContainerUpdate, error) {
-	return nil, nil
-}
-func (noop) RemoveContainer(context.Context, *api.PodSandbox, *api.Container) error { return nil }
-func (noop) RemovePodSandbox(context.Context, *api.PodSandbox) error                { return nil }
 
 func main() {
 	socket := flag.String("nri-socket", "/var/run/nri/nri.sock", "the runtime's NRI socket")
 	flag.Parse()
-	s, err := stub.New(noop{}, stub.WithPluginName("noop"), stub.WithPluginIdx("90"), stub.WithSocketPath(*socket),
+	s, err := stub.New(nritest.Noop{OnSync: func() { fmt.Println("synchronized") }}, stub.WithPluginName("noop"), stub.WithPluginIdx("90"), stub.WithSocketPath(*socket),
 		stub.WithOnClose(func() { os.Exit(1) }))
 	if err == nil {
 		err = s.Run(context.Background())

@@ -52,8 +52,10 @@ deps:
 # CRI-O, containerd and crictl for the end-to-end tests, built from the Go module proxy into
 # /var/cache/resctrl-mon-test (RESCTRLMON_TEST_CACHE) once: ~10 minutes on a fresh 2-core
 # machine, nothing when they are there. The tests never build them (go test would time out).
+# The one-node Kubernetes of test/k8s (kubelet, control plane, kubectl, etcd, helm, CNI's
+# loopback) comes the same way: ~15 more minutes the first time.
 runtimes: deps
-	@for r in crictl crio containerd; do bash test/runtimes/$$r.sh >/dev/null || exit 1; done
+	@for r in crictl crio containerd helm cni etcd kubernetes; do bash test/runtimes/$$r.sh >/dev/null || exit 1; done
 
 build:
 	$(GO) build $(TAGS) ./...
@@ -78,8 +80,9 @@ REQUIRE := $(if $(filter 1,$(PARTIAL)),0,1)
 test:
 	@PARTIAL=$(PARTIAL) bash test/preflight.sh
 	@if [ "$(PARTIAL)" != 1 ]; then $(MAKE) --no-print-directory runtimes; fi
-	RESCTRLSIM_REQUIRE=$(REQUIRE) $(GO) test $(TAGS) -race -count=1 $$($(GO) list ./... | grep -v /test/e2e)
+	RESCTRLSIM_REQUIRE=$(REQUIRE) $(GO) test $(TAGS) -race -count=1 $$($(GO) list ./... | grep -v -e /test/e2e -e /test/k8s)
 	RESCTRLSIM_REQUIRE=$(REQUIRE) $(GO) test $(TAGS) -count=1 ./test/e2e/...
+	RESCTRLSIM_REQUIRE=$(REQUIRE) $(GO) test $(TAGS) -count=1 -timeout 40m ./test/k8s/...
 	@if [ "$(PARTIAL)" = 1 ]; then echo "make test: PARTIAL=1: the suites listed at the start skipped; this was not a full run" >&2; fi
 
 # A short run of every fuzz target (the corpus seeds always run in `make test`).

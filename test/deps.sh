@@ -24,6 +24,8 @@ declare -A pkgs=(
 	[pkg-config]="command -v pkg-config"
 	[libseccomp-dev]="dpkg -s libseccomp-dev"
 	[prometheus]="command -v prometheus"    # the exporter's end-to-end test scrapes serve with a real Prometheus
+	[openssl]="command -v openssl"          # test/k8s/cluster.sh makes the one-node cluster's PKI
+	[curl]="command -v curl"                # test/k8s/cluster.sh waits on the daemons' health endpoints
 )
 
 missing=()

@@ -43,8 +43,9 @@ func main() {
 					&cli.BoolFlag{Name: "dry-run", Usage: "say what would be done, change nothing"},
 					&cli.BoolFlag{Name: "json", Usage: "print the actions as JSON"},
 					&cli.BoolFlag{Name: "if-mounted", Usage: "when resctrl is not mounted at resctrlRoot, say so and succeed (the systemd unit's mode: the config, not the unit, knows where resctrl is)"},
+					everyFlag,
 				},
-				Action: reconcile,
+				Action: repeat(reconcile),
 			},
 			{
 				Name:   "status",

@@ -32,15 +32,23 @@ type ScrapeTarget struct {
 // StartPrometheus starts Prometheus and waits until it is ready.
 func StartPrometheus(t testing.TB, targets ...ScrapeTarget) *Prometheus {
 	t.Helper()
-	bin := lookBin(t, "prometheus")
-	dir := shortTempDir(t, "e2e-prom-")
-	cfg := "global:\n  scrape_interval: 1s\n  scrape_timeout: 900ms\n  evaluation_interval: 1s\nscrape_configs:\n"
+	var jobs string
 	for _, tg := range targets {
-		cfg += fmt.Sprintf("  - job_name: %q\n    static_configs:\n      - targets: [%q]\n", tg.Job, tg.Address)
+		jobs += fmt.Sprintf("  - job_name: %q\n    static_configs:\n      - targets: [%q]\n", tg.Job, tg.Address)
 		if tg.User != "" {
-			cfg += fmt.Sprintf("    basic_auth:\n      username: %q\n      password: %q\n", tg.User, tg.Password)
+			jobs += fmt.Sprintf("    basic_auth:\n      username: %q\n      password: %q\n", tg.User, tg.Password)
 		}
 	}
+	return StartPrometheusJobs(t, jobs)
+}
+
+// StartPrometheusJobs starts Prometheus with scrape_configs given as YAML (a list at two
+// spaces' indent), such as Kubernetes service discovery, and waits until it is ready.
+func StartPrometheusJobs(t testing.TB, jobs string) *Prometheus {
+	t.Helper()
+	bin := lookBin(t, "prometheus")
+	dir := shortTempDir(t, "e2e-prom-")
+	cfg := "global:\n  scrape_interval: 1s\n  scrape_timeout: 900ms\n  evaluation_interval: 1s\nscrape_configs:\n" + jobs
 	cfgPath := filepath.Join(dir, "prometheus.yml")
 	if err := os.WriteFile(cfgPath, []byte(cfg), 0o644); err != nil {
 		t.Fatal(err)

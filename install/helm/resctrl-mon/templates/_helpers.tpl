@@ -1,0 +1,84 @@
+{{/* Names, as every chart has them. */}}
+{{- define "resctrl-mon.name" -}}
+{{- default .Chart.Name .Values.nameOverride | trunc 63 | trimSuffix "-" -}}
+{{- end -}}
+
+{{- define "resctrl-mon.fullname" -}}
+{{- if .Values.fullnameOverride -}}
+{{- .Values.fullnameOverride | trunc 63 | trimSuffix "-" -}}
+{{- else if contains (include "resctrl-mon.name" .) .Release.Name -}}
+{{- .Release.Name | trunc 63 | trimSuffix "-" -}}
+{{- else -}}
+{{- printf "%s-%s" .Release.Name (include "resctrl-mon.name" .) | trunc 63 | trimSuffix "-" -}}
+{{- end -}}
+{{- end -}}
+
+{{- define "resctrl-mon.selectorLabels" -}}
+app.kubernetes.io/name: {{ include "resctrl-mon.name" . }}
+app.kubernetes.io/instance: {{ .Release.Name }}
+{{- end -}}
+
+{{- define "resctrl-mon.labels" -}}
+{{ include "resctrl-mon.selectorLabels" . }}
+app.kubernetes.io/version: {{ include "resctrl-mon.tag" . | quote }}
+app.kubernetes.io/managed-by: {{ .Release.Service }}
+helm.sh/chart: {{ printf "%s-%s" .Chart.Name .Chart.Version | replace "+" "_" }}
+{{- end -}}
+
+{{- define "resctrl-mon.tag" -}}
+{{- default .Chart.AppVersion .Values.image.tag -}}
+{{- end -}}
+
+{{- define "resctrl-mon.image" -}}
+{{- printf "%s:%s" .Values.image.repository (include "resctrl-mon.tag" .) -}}
+{{- end -}}
+
+{{/*
+The directory a runtime root names: a trailing "/*" (one runc root per containerd namespace)
+mounts its parent; any other glob is refused, since the chart cannot mount what it matches.
+*/}}
+{{- define "resctrl-mon.globDir" -}}
+{{- $d := trimSuffix "/*" . -}}
+{{- if or (contains "*" $d) (contains "?" $d) (contains "[" $d) -}}
+{{- fail (printf "config.runtimeRoots: %q: the chart mounts a directory or DIR/*, not other globs" .) -}}
+{{- end -}}
+{{- $d -}}
+{{- end -}}
+
+{{/*
+The container's security context. No container is privileged; each drops every capability
+and adds back only what its mode was measured to need (docs/install/kubernetes.md says what
+and why): resctrl's files and the state dir are root's, and a root process moves any task
+into a resctrl group without a capability, so root (uid 0) with none is enough.
+*/}}
+{{- define "resctrl-mon.securityContext" -}}
+privileged: false
+allowPrivilegeEscalation: false
+readOnlyRootFilesystem: true
+runAsUser: 0
+runAsGroup: 0
+capabilities:
+  drop: [ALL]
+  {{- with .Values.extraCapabilities }}
+  add: {{ toJson . }}
+  {{- end }}
+seccompProfile:
+  type: RuntimeDefault
+{{- end -}}
+
+{{/*
+What every container that reads or writes groups mounts: resctrl (mounts made on the node
+later, such as resctrl itself after the pod started, propagate in), the shared state and
+snapshot dirs at the node's paths, and the node's cgroup tree (read-only; found through
+mountinfo wherever it is mounted) for pressure.
+*/}}
+{{- define "resctrl-mon.mounts" -}}
+- {name: config, mountPath: /etc/resctrl-mon, readOnly: true}
+- {name: resctrl, mountPath: {{ .Values.config.resctrlRoot }}, mountPropagation: HostToContainer}
+- {name: state, mountPath: {{ .Values.config.stateDir }}}
+{{- $snap := .Values.config.snapshotDir }}
+{{- if and $snap (not (hasPrefix (printf "%s/" .Values.config.stateDir) $snap)) }}
+- {name: snapshots, mountPath: {{ $snap }}}
+{{- end }}
+- {name: cgroup, mountPath: /host/sys/fs/cgroup, readOnly: true, mountPropagation: HostToContainer}
+{{- end -}}

@@ -1,0 +1,325 @@
+package k8s
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	yaml "go.yaml.in/yaml/v3"
+
+	"github.com/resctrl-mon/resctrl-mon/lib/config"
+)
+
+// obj is one rendered Kubernetes object, as YAML decodes it.
+type obj = map[string]any
+
+// helm runs the cached helm with args; the output, and an error carrying stderr.
+func helm(t *testing.T, args ...string) (string, error) {
+	t.Helper()
+	bin := filepath.Join(cached(t, "helm"), "helm")
+	cmd := exec.Command(bin, args...)
+	cmd.Env = helmEnv(t.TempDir())
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := cmd.Run(); err != nil {
+		return stdout.String(), fmt.Errorf("helm %s: %w: %s", strings.Join(args, " "), err, stderr.String())
+	}
+	return stdout.String(), nil
+}
+
+// render is `helm template` of the chart with --set pairs, decoded by kind/name.
+func render(t *testing.T, set ...string) map[string]obj {
+	t.Helper()
+	args := []string{"template", "rm", chartDir(t), "--namespace", "monitoring"}
+	for _, s := range set {
+		args = append(args, "--set", s)
+	}
+	out, err := helm(t, args...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	objs := map[string]obj{}
+	dec := yaml.NewDecoder(strings.NewReader(out))
+	for {
+		var o obj
+		err := dec.Decode(&o)
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			t.Fatalf("rendered YAML: %v\n%s", err, out)
+		}
+		if o == nil {
+			continue
+		}
+		objs[fmt.Sprintf("%s/%s", o["kind"], get(o, "metadata", "name"))] = o
+	}
+	return objs
+}
+
+// get walks maps by key and lists by index ("0").
+func get(o any, path ...string) any {
+	for _, p := range path {
+		switch v := o.(type) {
+		case map[string]any:
+			o = v[p]
+		case []any:
+			var i int
+			if _, err := fmt.Sscan(p, &i); err != nil || i >= len(v) {
+				return nil
+			}
+			o = v[i]
+		default:
+			return nil
+		}
+	}
+	return o
+}
+
+func list(o any, path ...string) []any {
+	l, _ := get(o, path...).([]any)
+	return l
+}
+
+func TestChartLint(t *testing.T) {
+	t.Parallel()
+	for _, mode := range []string{"nri", "hooks"} {
+		if out, err := helm(t, "lint", "--strict", chartDir(t), "--set", "mode="+mode); err != nil {
+			t.Errorf("mode %s: %v\n%s", mode, err, out)
+		}
+	}
+}
+
+// Every container of every mode runs with what the docs say and nothing more: not
+// privileged, no capability, no privilege escalation, a read-only root, the runtime's default
+// seccomp profile; the pod sees the host's processes and is node-critical on every node.
+func TestChartPrivileges(t *testing.T) {
+	t.Parallel()
+	for _, mode := range []string{"nri", "hooks"} {
+		t.Run(mode, func(t *testing.T) {
+			t.Parallel()
+			ds := render(t, "mode="+mode)["DaemonSet/rm-resctrl-mon"]
+			if ds == nil {
+				t.Fatal("no DaemonSet rm-resctrl-mon rendered")
+			}
+			spec := get(ds, "spec", "template", "spec")
+			for key, want := range map[string]any{"hostPID": true, "hostNetwork": true, "priorityClassName": "system-node-critical", "automountServiceAccountToken": false} {
+				if got := get(spec, key); got != want {
+					t.Errorf("%s = %v, want %v", key, got, want)
+				}
+			}
+			if tol := list(spec, "tolerations"); len(tol) != 1 || get(tol[0], "operator") != "Exists" || get(tol[0], "key") != nil {
+				t.Errorf("tolerations = %v, want one that tolerates every taint", tol)
+			}
+			containers := append(list(spec, "initContainers"), list(spec, "containers")...)
+			if len(containers) == 0 {
+				t.Fatal("no containers")
+			}
+			for _, c := range containers {
+				name := get(c, "name")
+				sc := get(c, "securityContext")
+				for key, want := range map[string]any{"privileged": false, "allowPrivilegeEscalation": false, "readOnlyRootFilesystem": true, "runAsUser": 0} {
+					if got := get(sc, key); got != want {
+						t.Errorf("%s: securityContext.%s = %v, want %v", name, key, got, want)
+					}
+				}
+				if got := get(sc, "seccompProfile", "type"); got != "RuntimeDefault" {
+					t.Errorf("%s: seccompProfile = %v, want RuntimeDefault", name, got)
+				}
+				if drop := list(sc, "capabilities", "drop"); len(drop) != 1 || drop[0] != "ALL" {
+					t.Errorf("%s: capabilities.drop = %v, want [ALL]", name, drop)
+				}
+				if add := get(sc, "capabilities", "add"); add != nil {
+					t.Errorf("%s: capabilities.add = %v, want none", name, add)
+				}
+			}
+		})
+	}
+}
+
+// names lists the values of key in a list of objects.
+func names(l []any, key string) []string {
+	var out []string
+	for _, o := range l {
+		out = append(out, fmt.Sprint(get(o, key)))
+	}
+	return out
+}
+
+func container(spec any, list_ string, name string) any {
+	for _, c := range list(spec, list_) {
+		if get(c, "name") == name {
+			return c
+		}
+	}
+	return nil
+}
+
+func mountAt(c any, path string) any {
+	for _, m := range list(c, "volumeMounts") {
+		if get(m, "mountPath") == path {
+			return m
+		}
+	}
+	return nil
+}
+
+// What each mode runs and mounts: nri the adapter on the runtime's socket and nothing of the
+// hooks; hooks the installer, the exporter and reconcile, with the host's hook paths.
+func TestChartModes(t *testing.T) {
+	t.Parallel()
+	nri := get(render(t, "mode=nri", "nri.socket=/run/x/nri.sock")["DaemonSet/rm-resctrl-mon"], "spec", "template", "spec")
+	if got := names(list(nri, "containers"), "name"); !slices.Equal(got, []string{"nri-adapter"}) {
+		t.Errorf("nri containers = %v", got)
+	}
+	if l := list(nri, "initContainers"); l != nil {
+		t.Errorf("nri init containers = %v, want none", names(l, "name"))
+	}
+	ad := container(nri, "containers", "nri-adapter")
+	cmd := fmt.Sprint(get(ad, "command"))
+	for _, want := range []string{"resctrl-mon-nri", "--nri-socket=/run/x/nri.sock", "--listen=:9432", "--config=/etc/resctrl-mon/config.yaml"} {
+		if !strings.Contains(cmd, want) {
+			t.Errorf("nri-adapter command %s lacks %s", cmd, want)
+		}
+	}
+	for _, p := range []string{"/run/x", "/sys/fs/resctrl", "/run/resctrl-mon", "/host/sys/fs/cgroup"} {
+		if mountAt(ad, p) == nil {
+			t.Errorf("nri-adapter does not mount %s", p)
+		}
+	}
+	if m := mountAt(ad, "/host/sys/fs/cgroup"); get(m, "readOnly") != true {
+		t.Errorf("the cgroup tree is mounted writable: %v", m)
+	}
+
+	hooks := get(render(t, "mode=hooks", "hooks.hooksDir=/etc/containers/oci/hooks.d", "hooks.timeout=15")["DaemonSet/rm-resctrl-mon"], "spec", "template", "spec")
+	if got := names(list(hooks, "containers"), "name"); !slices.Equal(got, []string{"exporter", "reconcile"}) {
+		t.Errorf("hooks containers = %v", got)
+	}
+	in := container(hooks, "initContainers", "install-hooks")
+	icmd := fmt.Sprint(get(in, "command"))
+	for _, want := range []string{"host install", "--host-root=/host", "--hooks-dir=/etc/containers/oci/hooks.d", "--timeout=15"} {
+		if !strings.Contains(icmd, want) {
+			t.Errorf("install-hooks command %s lacks %s", icmd, want)
+		}
+	}
+	if mountAt(in, "/host/etc/containers/oci/hooks.d") == nil {
+		t.Error("install-hooks does not mount the host's hooks dir")
+	}
+	rec := container(hooks, "containers", "reconcile")
+	if got := fmt.Sprint(get(rec, "lifecycle", "preStop", "exec", "command")); !strings.Contains(got, "host uninstall") {
+		t.Errorf("reconcile preStop = %s, want host uninstall", got)
+	}
+	for _, p := range []string{"/run/runc", "/run/containerd/runc", "/run/crun"} {
+		if m := mountAt(rec, p); m == nil || get(m, "readOnly") != true {
+			t.Errorf("reconcile mounts runtime root %s as %v, want read-only", p, m)
+		}
+	}
+	if c := container(hooks, "containers", "nri-adapter"); c != nil {
+		t.Error("hooks mode runs the NRI adapter")
+	}
+}
+
+// The chart's config is resctrl-mon's: every key, each with the binaries' default (but the
+// log, which goes to the pod's stderr), read by the same strict parser the binaries use.
+func TestChartConfig(t *testing.T) {
+	t.Parallel()
+	objs := render(t, "mode=hooks")
+	cm := objs["ConfigMap/rm-resctrl-mon"]
+	got, err := config.Parse(strings.NewReader(fmt.Sprint(get(cm, "data", "config.yaml"))))
+	if err != nil {
+		t.Fatalf("config.yaml from the chart: %v", err)
+	}
+	want := config.Default()
+	want.Log = "stderr"
+	if fmt.Sprintf("%+v", got) != fmt.Sprintf("%+v", want) {
+		t.Errorf("chart config:\n %+v\nwant the defaults but log: stderr:\n %+v", got, want)
+	}
+	var values struct {
+		Config map[string]any `yaml:"config"`
+	}
+	b, err := os.ReadFile(filepath.Join(chartDir(t), "values.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := yaml.Unmarshal(b, &values); err != nil {
+		t.Fatal(err)
+	}
+	for _, k := range config.Keys() {
+		if _, ok := values.Config[k]; !ok {
+			t.Errorf("values.yaml config has no key %s", k)
+		}
+	}
+	hook, err := config.Parse(strings.NewReader(fmt.Sprint(get(cm, "data", "hook-config.yaml"))))
+	if err != nil {
+		t.Fatalf("hook-config.yaml: %v", err)
+	}
+	if hook.Log != "syslog" || hook.StateDir != want.StateDir {
+		t.Errorf("hook config log=%s stateDir=%s, want syslog and the pod's state dir", hook.Log, hook.StateDir)
+	}
+	// A value set through helm reaches the config.
+	set := render(t, "config.failurePolicy=closed", "config.retention=90s")["ConfigMap/rm-resctrl-mon"]
+	c, err := config.Parse(strings.NewReader(fmt.Sprint(get(set, "data", "config.yaml"))))
+	if err != nil || c.FailurePolicy != config.FailClosed || c.Retention.String() != "1m30s" {
+		t.Errorf("config after --set: %+v, %v", c, err)
+	}
+}
+
+// Bad values are refused by name, before anything reaches a node.
+func TestChartBadValues(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct{ set, want string }{
+		{"mode=privileged", "mode"},
+		{"config.retention=5", "retention"},
+		{"config.failurePolicy=sometimes", "failurePolicy"},
+		{"config.noSuchKey=1", "noSuchKey"},
+		{"hooks.timeout=1", "timeout"},
+		{"exporter.port=0", "port"},
+		{"config.runtimeRoots[0]=/run/x/*/y", "runtimeRoots"},
+	} {
+		_, err := helm(t, "template", "rm", chartDir(t), "--set", "mode=hooks", "--set", tc.set)
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("--set %s: %v, want an error naming %s", tc.set, err, tc.want)
+		}
+	}
+}
+
+// The optional objects: a PodMonitor on the metrics port, the dashboard (the one in
+// install/grafana) as a ConfigMap, scrape annotations that can be turned off.
+func TestChartOptional(t *testing.T) {
+	t.Parallel()
+	def := render(t)
+	if def["PodMonitor/rm-resctrl-mon"] != nil || def["ConfigMap/rm-resctrl-mon-dashboard"] != nil {
+		t.Error("PodMonitor or dashboard rendered by default")
+	}
+	ann := get(def["DaemonSet/rm-resctrl-mon"], "spec", "template", "metadata", "annotations")
+	if get(ann, "prometheus.io/scrape") != "true" || get(ann, "prometheus.io/port") != "9432" {
+		t.Errorf("scrape annotations = %v", ann)
+	}
+	all := render(t, "exporter.podMonitor.enabled=true", "dashboard.enabled=true", "exporter.scrapeAnnotations=false", "exporter.port=9500", "exporter.listen=127.0.0.1:9500")
+	pm := all["PodMonitor/rm-resctrl-mon"]
+	if get(pm, "spec", "podMetricsEndpoints", "0", "port") != "metrics" {
+		t.Errorf("PodMonitor = %v", pm)
+	}
+	ds := all["DaemonSet/rm-resctrl-mon"]
+	if get(ds, "spec", "template", "metadata", "annotations", "prometheus.io/scrape") != nil {
+		t.Error("scrape annotations with exporter.scrapeAnnotations=false")
+	}
+	if p := get(ds, "spec", "template", "spec", "containers", "0", "ports", "0", "containerPort"); p != 9500 {
+		t.Errorf("metrics port = %v, want 9500", p)
+	}
+	dash := fmt.Sprint(get(all["ConfigMap/rm-resctrl-mon-dashboard"], "data", "resctrl-mon.json"))
+	want, err := os.ReadFile(filepath.Join(repoRoot(t), "install", "grafana", "resctrl-mon.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.TrimSpace(dash) != strings.TrimSpace(string(want)) {
+		t.Error("the dashboard ConfigMap is not install/grafana/resctrl-mon.json")
+	}
+}

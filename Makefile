@@ -40,6 +40,11 @@ TAGS      := -tags urfave_cli_no_docs
 GOLDFLAGS := -ldflags '-X github.com/resctrl-mon/resctrl-mon/lib/config.DefaultPath=$(CONFDIR)/config.yaml \
   -X github.com/resctrl-mon/resctrl-mon/lib/config.DefaultHookPath=$(LIBEXECDIR)/resctrl-mon-hook'
 
+# Every binary is static: the image is FROM scratch (no libc), and in hooks mode the hook and
+# the CLI run on the host, whatever its libc. Nothing here needs cgo: the pure-Go resolver and
+# os/user do, and runc's libcontainer (for its State type) builds without its cgo file.
+STATIC    := CGO_ENABLED=0
+
 export PATH := /usr/local/go/bin:$(GOBIN):$(PATH)
 
 .PHONY: all build test fuzz bench lint demo demo-prometheus install install-check uninstall clean deps runtimes
@@ -58,12 +63,12 @@ runtimes: deps
 	@for r in crictl crio containerd helm cni etcd kubernetes; do bash test/runtimes/$$r.sh >/dev/null || exit 1; done
 
 build:
-	$(GO) build $(TAGS) ./...
-	$(GO) build $(TAGS) -o $(BIN)/resctrlsim ./test/resctrlsim/cmd/resctrlsim
-	$(GO) build $(TAGS) $(GOLDFLAGS) -o $(BIN)/resctrl-mon-hook ./hooks
-	$(GO) build $(TAGS) $(GOLDFLAGS) -o $(BIN)/resctrl-mon ./cmd/resctrl-mon
-	$(GO) build $(TAGS) $(GOLDFLAGS) -o $(BIN)/resctrl-mon-nri ./nri-adapter
-	$(GO) build $(TAGS) $(GOLDFLAGS) -o $(BIN)/resctrl-mon-runtime ./cmd/resctrl-mon-runtime
+	$(STATIC) $(GO) build $(TAGS) ./...
+	$(STATIC) $(GO) build $(TAGS) -o $(BIN)/resctrlsim ./test/resctrlsim/cmd/resctrlsim
+	$(STATIC) $(GO) build $(TAGS) $(GOLDFLAGS) -o $(BIN)/resctrl-mon-hook ./hooks
+	$(STATIC) $(GO) build $(TAGS) $(GOLDFLAGS) -o $(BIN)/resctrl-mon ./cmd/resctrl-mon
+	$(STATIC) $(GO) build $(TAGS) $(GOLDFLAGS) -o $(BIN)/resctrl-mon-nri ./nri-adapter
+	$(STATIC) $(GO) build $(TAGS) $(GOLDFLAGS) -o $(BIN)/resctrl-mon-runtime ./cmd/resctrl-mon-runtime
 
 # Every test, the simulator's included. They need root, /dev/fuse and the runtimes; without
 # them most would skip and still print "ok", so test/preflight.sh (which also installs the

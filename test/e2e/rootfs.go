@@ -2,7 +2,6 @@ package e2e
 
 import (
 	"crypto/sha256"
-	"debug/elf"
 	"encoding/hex"
 	"errors"
 	"fmt"
@@ -180,19 +179,13 @@ func buildRootfs(dir string, extra map[string]string, names []string) error {
 	return nil
 }
 
-// isStatic reports whether the ELF file at path has no program interpreter.
+// isStatic reports whether the ELF file at path needs no dynamic loader (see CheckStatic).
 func isStatic(path string) (bool, error) {
-	f, err := elf.Open(path)
-	if err != nil {
-		return false, fmt.Errorf("read ELF %s: %w", path, err)
+	err := CheckStatic(path)
+	if errors.Is(err, ErrDynamic) {
+		return false, nil
 	}
-	defer func() { _ = f.Close() }()
-	for _, p := range f.Progs {
-		if p.Type == elf.PT_INTERP {
-			return false, nil
-		}
-	}
-	return true, nil
+	return err == nil, err
 }
 
 func hashFile(h io.Writer, path string) error {

@@ -1,6 +1,6 @@
 # resctrl-mon. `make demo` and `make test` install what they need (test/deps.sh, as root).
 
-# Where `make install` puts things (the README's "Using it" lists them). Every file goes under
+# Where `make install` puts things (docs/install/make-install.md lists them). Every file goes under
 # DESTDIR, and under PREFIX unless one of these variables names another place. PREFIX
 # /usr/local (the default) and /usr are the system's own: the config goes to /etc and the
 # hooks.d JSON to the directory CRI-O and podman read by default. Any other PREFIX is a

@@ -1,8 +1,7 @@
 // Command resctrl-mon-runtime is the runtime wrapper: installed in runc's or crun's place, it
 // lists resctrl-mon's hooks in the bundle of every container it creates and puts every
 // process it execs into the container's pod group, then execs the real runtime (config key
-// runtime) with its command line untouched. See lib/wrapper and the README's "Runtime
-// wrapper".
+// runtime) with its command line untouched. See lib/wrapper and docs/install/wrapper.md.
 //
 // It is on the path of every runtime call (state, kill, delete: containerd and CRI-O call
 // the runtime often), so it takes no flags of its own (they are all the runtime's: the

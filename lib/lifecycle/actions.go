@@ -28,7 +28,7 @@ const (
 	Busy      Action = "busy"      // reconcile left a pod whose lock a hook holds to the next run
 )
 
-// Actions lists every Action, in the order the README documents them.
+// Actions lists every Action, in the order docs/reference/actions.md documents them.
 var Actions = []Action{Created, Joined, Skipped, Pending, Refused, Failed, Left, Idle, Removed, Kept,
 	Completed, Recreated, Adopted, Moved, Busy}
 

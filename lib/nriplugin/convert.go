@@ -48,7 +48,7 @@ func selected(sel config.Selector, pod *api.PodSandbox) bool {
 
 // liveContainers is NRI's view of what runs, as reconcile takes it: every container that has
 // an init (created or running), with its pod's identity. A pod's sandbox is not a container
-// in NRI, so it is never placed (the README's rule). Containers of pods the selector leaves
+// in NRI, so it is never placed (the infra rule, docs/design/pod-lifetime.md). Containers of pods the selector leaves
 // out, or whose pod does not add up, are not live to resctrl-mon: a group made for them while
 // they were included still ends with them (reconcile keeps a group whose recorded init runs).
 func liveContainers(pods []*api.PodSandbox, ctrs []*api.Container, sel config.Selector) (live []container.Container, refused map[string]error) {

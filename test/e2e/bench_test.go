@@ -18,7 +18,7 @@ import (
 
 // BenchmarkHook times one createRuntime call of the hook (a container joining its pod's
 // group, the common case) against a no-op Go hook binary that only reads its stdin, run
-// alternately in the same loop. Target: ≤ 1.5× (see the README for what the simulator adds).
+// alternately in the same loop. Target: ≤ 1.5× (see docs/benchmarks.md for what the simulator adds).
 func BenchmarkHook(b *testing.B) {
 	buildBinaries(b)
 	sim := resctrlsim.MountT(b, resctrlsim.Options{SettleInterval: -1})

@@ -26,7 +26,7 @@ func TestDemo(t *testing.T) {
 	}
 }
 
-// TestDemoPrometheus is the README's path from the demo to Prometheus: `make demo-prometheus`
+// TestDemoPrometheus is docs/operations/prometheus.md's path from the demo to Prometheus: `make demo-prometheus`
 // keeps the demo's pod running while serve exports it and a real Prometheus scrapes serve,
 // and each of its queries must answer for the pod with a positive value.
 func TestDemoPrometheus(t *testing.T) {

@@ -274,7 +274,7 @@ func TestExporterPrometheus(t *testing.T) {
 	}
 
 	checkDashboard(t, p, "../../install/grafana/resctrl-mon.json")
-	checkReadmeQueries(t, p, "../../README.md")
+	checkDocQueries(t, p, "../../docs/operations/prometheus.md")
 	s.stop(t)
 }
 
@@ -413,20 +413,20 @@ func checkFamilies(t *testing.T, p *e2e.Prometheus) {
 	}
 }
 
-// checkReadmeQueries runs each query of the README's Exporter section (its promql block,
-// one query a line) and wants data from each. The README says 2m windows; with a 1 s
-// scrape interval and a test that runs for a minute, 5s ones do.
-func checkReadmeQueries(t *testing.T, p *e2e.Prometheus, path string) {
+// checkDocQueries runs each query of the Prometheus page's "Example PromQL" section (its
+// promql block, one query a line) and wants data from each. The page says 2m windows; with a
+// 1 s scrape interval and a test that runs for a minute, 5s ones do.
+func checkDocQueries(t *testing.T, p *e2e.Prometheus, path string) {
 	t.Helper()
 	b, err := os.ReadFile(path)
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, sec, ok := strings.Cut(string(b), "\n## Exporter\n")
+	_, sec, ok := strings.Cut(string(b), "\n## Example PromQL\n")
 	_, block, ok2 := strings.Cut(sec, "```promql\n")
 	block, _, ok3 := strings.Cut(block, "```")
 	if !ok || !ok2 || !ok3 {
-		t.Fatalf("%s: no promql block in the Exporter section", path)
+		t.Fatalf("%s: no promql block in the Example PromQL section", path)
 	}
 	n := 0
 	for line := range strings.Lines(block) {
@@ -437,12 +437,12 @@ func checkReadmeQueries(t *testing.T, p *e2e.Prometheus, path string) {
 		n++
 		waitQuery(t, p, strings.ReplaceAll(q, "[2m]", "[5s]"), 10*time.Second, func(s []e2e.Sample) error {
 			if len(s) == 0 {
-				return fmt.Errorf("README query: no data")
+				return fmt.Errorf("documented query: no data")
 			}
 			return nil
 		})
 	}
 	if n < 5 {
-		t.Errorf("%d README queries: was the block read?", n)
+		t.Errorf("%d documented queries: was the block read?", n)
 	}
 }

@@ -2,18 +2,19 @@ package config
 
 import (
 	"os"
+	"path/filepath"
 	"regexp"
 	"slices"
 	"strings"
 	"testing"
 )
 
-// The README's Configuration table is what operators copy variable names from: every key
+// The configuration reference's table is what operators copy variable names from: every key
 // that an environment variable can set must be in it with the name ApplyEnv accepts
 // (resctrlRoot is RESCTRL_MON_RESCTRL_ROOT, not RESCTRL_MON_RESCTRLROOT, which is refused).
-func TestReadmeTableNamesEveryVariable(t *testing.T) {
+func TestReferenceTableNamesEveryVariable(t *testing.T) {
 	t.Parallel()
-	b, err := os.ReadFile("../../README.md")
+	b, err := os.ReadFile(referencePage)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -29,24 +30,22 @@ func TestReadmeTableNamesEveryVariable(t *testing.T) {
 	for _, key := range Keys() {
 		i := slices.IndexFunc(rows, func(r []string) bool { return slices.Contains(cells(r[0]), key) })
 		if i < 0 {
-			t.Errorf("README: no row of the Configuration table names the key %s", key)
+			t.Errorf("%s: no row of the table names the key %s", referencePage, key)
 			continue
 		}
 		if env := cells(rows[i][1]); !slices.Contains(env, EnvName(key)) {
-			t.Errorf("README: the row of %s names the variables %q, want %s", key, env, EnvName(key))
+			t.Errorf("%s: the row of %s names the variables %q, want %s", referencePage, key, env, EnvName(key))
 		}
 	}
 }
 
-// configTable returns the cells of the table in the README's "### Configuration" section whose
-// header starts "| key | environment variable |".
-func configTable(t *testing.T, readme string) [][]string {
+// referencePage is the configuration reference, relative to this package.
+const referencePage = "../../docs/reference/config.md"
+
+// configTable returns the cells of the page's table whose header starts
+// "| key | environment variable |".
+func configTable(t *testing.T, section string) [][]string {
 	t.Helper()
-	_, section, ok := strings.Cut(readme, "\n### Configuration\n")
-	if !ok {
-		t.Fatal("README: no ### Configuration section")
-	}
-	section, _, _ = strings.Cut(section, "\n#")
 	var rows [][]string
 	in := false
 	for line := range strings.Lines(section) {
@@ -58,7 +57,7 @@ func configTable(t *testing.T, readme string) [][]string {
 		case in && strings.HasPrefix(line, "|"):
 			cells := strings.Split(strings.Trim(line, "|"), "|")
 			if len(cells) < 2 {
-				t.Fatalf("README: table row %q has fewer than 2 cells", line)
+				t.Fatalf("%s: table row %q has fewer than 2 cells", referencePage, line)
 			}
 			rows = append(rows, cells)
 		case in:
@@ -66,7 +65,7 @@ func configTable(t *testing.T, readme string) [][]string {
 		}
 	}
 	if !in {
-		t.Fatal(`README: the Configuration section has no table headed "| key | environment variable |"`)
+		t.Fatalf(`%s: no table headed "| key | environment variable |"`, referencePage)
 	}
 	return rows
 }
@@ -83,7 +82,19 @@ func TestDocsNameOnlyRealVariables(t *testing.T) {
 	// Anything that looks like a variable, placeholders such as RESCTRL_MON_<KEY> included;
 	// the bare prefix is allowed (a sentence about the prefix itself).
 	name := regexp.MustCompile(EnvPrefix + `[A-Za-z0-9_<>]*`)
-	for _, path := range []string{"../../README.md", "../../install/config.yaml"} {
+	paths := []string{"../../README.md", "../../test/README.md", "../../install/config.yaml"}
+	docs, err := filepath.Glob("../../docs/*/*.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	top, err := filepath.Glob("../../docs/*.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(docs) == 0 {
+		t.Fatal("no page under ../../docs: was the tree moved?")
+	}
+	for _, path := range slices.Concat(paths, top, docs) {
 		b, err := os.ReadFile(path)
 		if err != nil {
 			t.Fatal(err)

@@ -106,9 +106,9 @@ func (m *Manager) placeLate(name string, p Placement) (int, error) {
 	if err != nil {
 		return 0, err
 	}
-	tids := slices.DeleteFunc(processTasks(cgroups.Peers(p.Pid)), func(t int) bool { return t == p.Pid })
-	moved, _, err := m.assign(name, tids, p.Class != "", 0)
-	return moved, err
+	cg, pids := cgroups.Peers(p.Pid)
+	tids := slices.DeleteFunc(processTasks(pids), func(t int) bool { return t == p.Pid })
+	return m.assignIn(name, []cgroupTasks{{cg, tids}}, p.Class != "")
 }
 
 // reserve makes sure the pod's group exists and records the container in it, under the
@@ -218,12 +218,12 @@ func (m *Manager) placeRecorded(tx *state.Tx, except string) (moved int, err err
 	if err != nil {
 		return 0, err
 	}
-	var tids []int
+	var sets []cgroupTasks
 	for _, pid := range others {
-		tids = append(tids, processTasks(cgroups.Peers(pid))...)
+		cg, pids := cgroups.Peers(pid)
+		sets = append(sets, cgroupTasks{cg, processTasks(pids)})
 	}
-	moved, _, err = m.assign(tx.Rec.Group, tids, tx.Rec.Class != "", 0)
-	return moved, err
+	return m.assignIn(tx.Rec.Group, sets, tx.Rec.Class != "")
 }
 
 // release takes back a reservation whose threads could not be moved, and removes the group
@@ -401,6 +401,32 @@ func (m *Manager) assign(name string, tids []int, classed bool, leader int) (mov
 		}
 	}
 	return moved, skipped, nil
+}
+
+// cgroupTasks are threads found in a container's cgroups through an index read earlier,
+// with those cgroups (a /proc/<pid>/cgroup text).
+type cgroupTasks struct {
+	cgroups string
+	tids    []int
+}
+
+// assignIn is assign for tasks found through a cgroup index: each is written only if it is
+// still in its container's cgroups right before its write. The index was read before a lock
+// wait (reconcile waits up to reconcileLockWait for a pod a hook works on), and a pid that
+// exited meanwhile may be another pod's process now.
+func (m *Manager) assignIn(name string, sets []cgroupTasks, classed bool) (moved int, err error) {
+	var skipped int
+	for _, s := range sets {
+		for _, tid := range s.tids {
+			if !procfs.InCgroups(tid, s.cgroups) {
+				continue
+			}
+			if err := m.assignResult(name, tid, classed, 0, m.rs.Assign(name, tid), &moved, &skipped); err != nil {
+				return moved, err
+			}
+		}
+	}
+	return moved, nil
 }
 
 // assignResult counts one task's move, or says why it matters that it failed.

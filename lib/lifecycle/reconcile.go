@@ -152,8 +152,8 @@ func (m *Manager) reconcileLive(w *wanted, cgroups procfs.Cgroups, dryRun bool) 
 			act(Recreated, "the group had disappeared")
 		}
 		if dryRun {
-			if exists && owned && len(missing) > 0 {
-				act(Moved, fmt.Sprintf("%d tasks", len(missing)))
+			if n := taskCount(missing); exists && owned && n > 0 {
+				act(Moved, fmt.Sprintf("%d tasks", n))
 			}
 			return nil
 		}
@@ -186,7 +186,7 @@ func (m *Manager) reconcileLive(w *wanted, cgroups procfs.Cgroups, dryRun bool) 
 			m.writeSnapshot(tx.Rec, snapshot.Begin)
 		}
 		// No leader here: reconcile does not reclassify, so threads outside the class stay.
-		moved, _, err := m.assign(w.name, missing, w.class != "", 0)
+		moved, err := m.assignIn(w.name, missing, w.class != "")
 		if err != nil {
 			return err
 		}
@@ -246,19 +246,33 @@ func (m *Manager) syncContainers(rec *state.Record, w *wanted) error {
 	return errors.Join(errs...)
 }
 
-// missingTasks lists the threads of the pod's containers that are not in the group.
-func missingTasks(in map[int]bool, cs []container.Container, cgroups procfs.Cgroups) []int {
-	var out []int
+// missingTasks lists the threads of the pod's containers that are not in the group, by
+// container cgroups.
+func missingTasks(in map[int]bool, cs []container.Container, cgroups procfs.Cgroups) []cgroupTasks {
+	var out []cgroupTasks
 	for _, c := range cs {
-		for _, tid := range containerTasks(c, cgroups) {
+		cg, pids := cgroups.Peers(c.Pid)
+		set := cgroupTasks{cgroups: cg}
+		for _, tid := range processTasks(pids) {
 			// A zombie is not worth moving (its counts are final); checked only for the
 			// threads outside the group, the few on the timer's common path.
 			if !in[tid] && !procfs.Finished(tid) {
-				out = append(out, tid)
+				set.tids = append(set.tids, tid)
 			}
+		}
+		if len(set.tids) > 0 {
+			out = append(out, set)
 		}
 	}
 	return out
+}
+
+func taskCount(sets []cgroupTasks) int {
+	n := 0
+	for _, s := range sets {
+		n += len(s.tids)
+	}
+	return n
 }
 
 func holdsAny(in map[int]bool, cs []container.Container) bool {
@@ -268,11 +282,6 @@ func holdsAny(in map[int]bool, cs []container.Container) bool {
 		}
 	}
 	return false
-}
-
-// containerTasks lists every thread of every process in the container's cgroups.
-func containerTasks(c container.Container, cgroups procfs.Cgroups) []int {
-	return processTasks(cgroups.Peers(c.Pid))
 }
 
 // reconcileGone handles an owned group none of whose containers is alive: its containers'

@@ -125,13 +125,23 @@ func ReadCgroups() (Cgroups, error) {
 	return idx, nil
 }
 
-// Peers lists the processes in exactly the cgroups of pid (pid included).
-func (c Cgroups) Peers(pid int) []int {
+// Peers lists the processes in exactly the cgroups of pid (pid included), and returns
+// those cgroups as /proc/<pid>/cgroup shows them, for InCgroups.
+func (c Cgroups) Peers(pid int) (cgroups string, pids []int) {
 	b, err := ReadCgroup(pid)
 	if err != nil {
-		return nil
+		return "", nil
 	}
-	return c[string(b)]
+	return string(b), c[string(b)]
+}
+
+// InCgroups reports whether task (a process or a thread) is now in exactly cgroups, a
+// /proc/<pid>/cgroup text as Peers returned it. A writer that found the task in an index
+// read earlier checks it again right before its write: a pid that exited meanwhile may be
+// another container's process now.
+func InCgroups(task int, cgroups string) bool {
+	b, err := ReadCgroup(task)
+	return err == nil && cgroups != "" && string(b) == cgroups
 }
 
 // maxProcFile bounds what is read of a /proc file: a stat line is a few hundred bytes, and a

@@ -35,8 +35,12 @@ func TestSelf(t *testing.T) {
 		t.Errorf("threads: %v, %v", tids, err)
 	}
 	idx, err := ReadCgroups()
-	if err != nil || !slices.Contains(idx.Peers(os.Getpid()), os.Getpid()) {
+	cg, peers := idx.Peers(os.Getpid())
+	if err != nil || !slices.Contains(peers, os.Getpid()) {
 		t.Errorf("cgroup peers: %v", err)
+	}
+	if !InCgroups(os.Getpid(), cg) || InCgroups(os.Getpid(), cg+"x") || InCgroups(1<<30, cg) || InCgroups(os.Getpid(), "") {
+		t.Errorf("InCgroups: not exactly the cgroups Peers read")
 	}
 	if Finished(os.Getpid()) || !Finished(1<<30) {
 		t.Errorf("Finished")

@@ -42,6 +42,7 @@ func main() {
 				Flags: []cli.Flag{
 					&cli.BoolFlag{Name: "dry-run", Usage: "say what would be done, change nothing"},
 					&cli.BoolFlag{Name: "json", Usage: "print the actions as JSON"},
+					&cli.BoolFlag{Name: "adopt", Usage: "after the state dir was lost: take as ours every group of a live pod's name that holds the pod's tasks (without it, a group with no record is never touched: another tool may name groups by pod UID too)"},
 					&cli.BoolFlag{Name: "if-mounted", Usage: "when resctrl is not mounted at resctrlRoot, say so and succeed (the systemd unit's mode: the config, not the unit, knows where resctrl is)"},
 					everyFlag,
 				},
@@ -99,7 +100,7 @@ func reconcile(c *cli.Context) error {
 	defer done()
 	m.CountAs(lifecycle.SourceReconcile)
 	live, lerr := runtimes.Live(cfg.RuntimeRoots)
-	acts, err := m.Reconcile(live, c.Bool("dry-run"))
+	acts, err := m.Reconcile(live, lifecycle.ReconcileOptions{DryRun: c.Bool("dry-run"), Adopt: c.Bool("adopt")})
 	if !c.Bool("dry-run") {
 		// The housekeeping the hooks leave to poststop: snapshot pruning, failed removals.
 		_, serr := m.Sweep()

@@ -23,7 +23,7 @@ const (
 	Kept      Action = "kept"      // the group could not be removed yet (live tasks, a failed rmdir); retried
 	Completed Action = "completed" // reconcile made a pending pod's group and placed its containers
 	Recreated Action = "recreated" // reconcile re-made a group that had disappeared
-	Adopted   Action = "adopted"   // reconcile rebuilt a lost record for a group that holds its pod's tasks
+	Adopted   Action = "adopted"   // reconcile --adopt rebuilt a lost record for a group that holds its pod's tasks
 	Moved     Action = "moved"     // reconcile moved tasks that were outside their pod's group
 	Busy      Action = "busy"      // reconcile left a pod whose lock a hook holds to the next run
 )

@@ -85,7 +85,7 @@ func BenchmarkReconcile(b *testing.B) {
 		return live
 	}
 	t0 := time.Now()
-	acts, err := m.Reconcile(discover(), false)
+	acts, err := m.Reconcile(discover(), ReconcileOptions{})
 	first := time.Since(t0)
 	if err != nil || len(acts) != n {
 		b.Fatalf("first reconcile: %d actions, %v", len(acts), err)
@@ -96,7 +96,7 @@ func BenchmarkReconcile(b *testing.B) {
 		live := discover()
 		disc += time.Since(t0)
 		t1 := time.Now()
-		acts, err := m.Reconcile(discover(), false)
+		acts, err := m.Reconcile(discover(), ReconcileOptions{})
 		full += time.Since(t1)
 		if err != nil || len(acts) != 0 {
 			b.Fatalf("steady reconcile: %d actions, %v", len(acts), err)

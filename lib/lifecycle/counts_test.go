@@ -61,10 +61,10 @@ func TestOutcomesAreCountedBySource(t *testing.T) {
 	// pending pod's container died without a departure, so its pod goes idle.
 	crash(t, b1)
 	e.m.CountAs(SourceReconcile)
-	if _, err := e.m.Reconcile(nil, true); err != nil {
+	if _, err := e.m.Reconcile(nil, ReconcileOptions{DryRun: true}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := e.m.Reconcile(nil, false); err != nil {
+	if _, err := e.m.Reconcile(nil, ReconcileOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	got, _ = e.m.Store().Counts()

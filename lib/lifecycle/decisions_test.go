@@ -152,7 +152,7 @@ func TestDecideDepartureWithoutGroup(t *testing.T) {
 				t.Fatal(err)
 			}
 			crash(t, pid)
-			if steps, err := e.m.Reconcile(nil, false); err != nil || fake.count() != 0 {
+			if steps, err := e.m.Reconcile(nil, ReconcileOptions{}); err != nil || fake.count() != 0 {
 				t.Fatalf("reconcile of a dead pod (retention 0): %+v, %v", steps, err)
 			}
 		}, "no group of ours"},

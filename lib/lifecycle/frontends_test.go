@@ -116,7 +116,7 @@ func TestReconcileWithGivenIdentity(t *testing.T) {
 	sbIdn := idn
 	sbIdn.Sandbox = true
 	live := []container.Container{{ID: "c1", Pid: in.Pid, Pod: &idn}, {ID: sbA, Pid: sandbox.Pid, Pod: &sbIdn}}
-	acts, err := e.m.Reconcile(live, false)
+	acts, err := e.m.Reconcile(live, ReconcileOptions{})
 	if err != nil || len(acts) != 1 || acts[0].Action != Created {
 		t.Fatalf("reconcile: %+v, %v", acts, err)
 	}
@@ -124,7 +124,7 @@ func TestReconcileWithGivenIdentity(t *testing.T) {
 	if !slices.Contains(got, in.Pid) || slices.Contains(got, sandbox.Pid) {
 		t.Errorf("group tasks %v: want %d, not the sandbox's %d", got, in.Pid, sandbox.Pid)
 	}
-	if acts, err := e.m.Reconcile(live, false); err != nil || len(acts) != 0 {
+	if acts, err := e.m.Reconcile(live, ReconcileOptions{}); err != nil || len(acts) != 0 {
 		t.Errorf("second reconcile: %+v, %v", acts, err)
 	}
 }

@@ -34,6 +34,18 @@ func busy(group, pod string) Step {
 	return Step{Action: Busy, Group: group, Pod: pod, Detail: "a hook holds the pod's lock; left to the next run"}
 }
 
+// ReconcileOptions say how far reconcile goes.
+type ReconcileOptions struct {
+	// DryRun says what would be done and changes nothing.
+	DryRun bool
+	// Adopt takes a group of a live pod's name that has no record as ours when it holds
+	// the pod's tasks: the operator's word, after the state dir was lost, that such groups
+	// are ours. Without it they are refused and never touched: the nri-plugins resctrl-mon
+	// plugin names its groups by pod UID too and holds the same tasks, and so may anything
+	// made by hand, so a group's name and tasks prove nothing.
+	Adopt bool
+}
+
 // wanted is a group that live containers need.
 type wanted struct {
 	name, path, class string
@@ -45,9 +57,10 @@ type wanted struct {
 // group with all its tasks in it, and no owned group outlives its pod by more than the
 // retention window. It repairs what a crashed runtime or hook, a poststop that never ran, a
 // re-mount of resctrl, a runtime's RDT setup (which deletes empty groups) or a wiped state
-// dir left behind. It takes the same per-pod locks as the hooks, so it is safe to run while
-// they run, and it is idempotent: a second run finds nothing to do.
-func (m *Manager) Reconcile(live []container.Container, dryRun bool) ([]Step, error) {
+// dir left behind (with o.Adopt). It takes the same per-pod locks as the hooks, so it is safe
+// to run while they run, and it is idempotent: a second run finds nothing to do.
+func (m *Manager) Reconcile(live []container.Container, o ReconcileOptions) ([]Step, error) {
+	dryRun := o.DryRun
 	var acts []Step
 	var errs []error
 	cgroups, err := procfs.ReadCgroups()
@@ -85,7 +98,7 @@ func (m *Manager) Reconcile(live []container.Container, dryRun bool) ([]Step, er
 	}
 	sort.Strings(names)
 	for _, n := range names {
-		a, err := m.reconcileLive(want[n], cgroups, dryRun)
+		a, err := m.reconcileLive(want[n], cgroups, o)
 		acts = append(acts, a...)
 		errs = append(errs, err)
 	}
@@ -117,7 +130,8 @@ func identityOf(c container.Container) (identity.Identity, error) {
 }
 
 // reconcileLive gives a live pod its group and puts all its tasks in it.
-func (m *Manager) reconcileLive(w *wanted, cgroups procfs.Cgroups, dryRun bool) (acts []Step, err error) {
+func (m *Manager) reconcileLive(w *wanted, cgroups procfs.Cgroups, o ReconcileOptions) (acts []Step, err error) {
+	dryRun := o.DryRun
 	act := func(what Action, detail string) {
 		acts = append(acts, Step{Action: what, Group: w.path, Pod: w.idn.PodUID, Detail: detail})
 	}
@@ -134,9 +148,12 @@ func (m *Manager) reconcileLive(w *wanted, cgroups procfs.Cgroups, dryRun bool) 
 		}
 		before := tx.Rec
 		switch {
+		case !owned && exists && !o.Adopt:
+			act(Refused, "a group of that name exists and is not ours (after a lost state dir, `reconcile --adopt` takes back the groups that hold their pods' tasks)")
+			return nil
 		case !owned && exists:
-			// The registry was lost. The group is ours only if it holds the pod's own
-			// tasks: nobody else put them there.
+			// The operator says the registry was lost: the group is taken as ours if it
+			// holds the pod's own tasks.
 			if !holdsAny(in, w.containers) {
 				act(Refused, "a group of that name exists, holds none of the pod's tasks, and is not ours")
 				return nil

@@ -29,7 +29,7 @@ func TestReconcileChecksCgroupAtWrite(t *testing.T) {
 	in.Release(t)
 	idn := identity.Identity{Runtime: identity.NRI, PodUID: podA, SandboxID: sbA, Namespace: "default", PodName: "web"}
 	live := []container.Container{{ID: "c1", Pid: in.Pid, Pod: &idn}}
-	if _, err := e.m.Reconcile(live, false); err != nil {
+	if _, err := e.m.Reconcile(live, ReconcileOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	// A second process of the container that nobody placed (an exec), and another pod's
@@ -53,7 +53,7 @@ func TestReconcileChecksCgroupAtWrite(t *testing.T) {
 	}
 	done := make(chan result, 1)
 	go func() {
-		acts, err := e.m.Reconcile(live, false)
+		acts, err := e.m.Reconcile(live, ReconcileOptions{})
 		done <- result{acts, err}
 	}()
 	waitLockWaiter(t, filepath.Join(e.cfg.StateDir, "locks", podA+".lock"))

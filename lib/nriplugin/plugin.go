@@ -187,7 +187,7 @@ func (p *Plugin) Synchronize(_ context.Context, pods []*api.PodSandbox, ctrs []*
 		for id, err := range refused {
 			_ = m.Refuse(id, err)
 		}
-		steps, err := m.Reconcile(live, false)
+		steps, err := m.Reconcile(live, lifecycle.ReconcileOptions{})
 		for _, s := range steps {
 			log.Info("reconcile", "action", s.Action, "group", s.Group, "pod", s.Pod, "detail", s.Detail)
 		}

@@ -277,8 +277,9 @@ func TestReconcileIdleGroupDeleted(t *testing.T) {
 	e.settled()
 }
 
-// The state dir is wiped while pods run: reconcile adopts the groups it can prove are ours
-// (they hold the pods' tasks) and leaves foreign groups alone.
+// The state dir is wiped while pods run: reconcile refuses the groups it has no record of
+// (another tool's look the same), and `reconcile --adopt`, the operator's word, takes back
+// those that hold their pods' tasks and leaves foreign groups alone.
 func TestReconcileStateWiped(t *testing.T) {
 	t.Parallel()
 	e := newRecEnv(t, resctrlsim.Options{}, "retention: 0s\n")
@@ -295,7 +296,8 @@ func TestReconcileStateWiped(t *testing.T) {
 		t.Fatal(err)
 	}
 	g := "mon_groups/" + uidA
-	e.wantActions(e.reconcile(), "after the state dir was wiped", "adopted", g)
+	e.wantActions(e.reconcile(), "after the state dir was wiped", "refused", g)
+	e.wantActions(e.reconcile("--adopt"), "reconcile --adopt after the state dir was wiped", "adopted", g)
 	e.wantState(g, "active") // the hook placed it whole before the wipe
 	e.settled()
 	e.remove("c1")

@@ -130,6 +130,9 @@ func (m *Manager) reserve(p Placement, name string, st procfs.Stat, out *Outcome
 		if err := m.admit(tx, p); err != nil {
 			return err
 		}
+		if p.Pod.Runtime == identity.NRI {
+			tx.Rec.NRI = true
+		}
 		owned := tx.Owned
 		// Another front end (the hook and the NRI adapter on one node), or a repeated
 		// event, placed this very init already: it is one container, recorded once.

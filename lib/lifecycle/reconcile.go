@@ -44,6 +44,18 @@ type ReconcileOptions struct {
 	// plugin names its groups by pod UID too and holds the same tasks, and so may anything
 	// made by hand, so a group's name and tasks prove nothing.
 	Adopt bool
+	// Sandboxes are the live pod sandboxes of the runtime that calls, by id (the NRI
+	// adapter's Synchronize: the runtime's pod list); nil when unknown. A pod that runtime
+	// told of (Record.NRI) whose sandbox is not among them is gone, and its group ends now,
+	// as RemovePodSandbox would have ended it, not after the retention window. A pod no
+	// runtime told of over NRI (a hook's, perhaps under another runtime) is not judged by
+	// this list.
+	Sandboxes map[string]bool
+}
+
+// sandboxGone reports whether the calling runtime's pod list proves rec's sandbox is gone.
+func (o ReconcileOptions) sandboxGone(rec state.Record) bool {
+	return o.Sandboxes != nil && rec.NRI && rec.SandboxID != "" && !o.Sandboxes[rec.SandboxID]
 }
 
 // wanted is a group that live containers need.
@@ -108,7 +120,7 @@ func (m *Manager) Reconcile(live []container.Container, o ReconcileOptions) ([]S
 		if want[r.Group] != nil {
 			continue
 		}
-		a, err := m.reconcileGone(r.Group, dryRun)
+		a, err := m.reconcileGone(r.Group, o)
 		acts = append(acts, a...)
 		errs = append(errs, err)
 	}
@@ -231,13 +243,16 @@ func (m *Manager) reconcileLive(w *wanted, cgroups procfs.Cgroups, o ReconcileOp
 
 func (m *Manager) newRecord(w *wanted) state.Record {
 	return state.Record{Group: w.name, Path: w.path, Class: w.class, PodUID: w.idn.PodUID, Namespace: w.idn.Namespace,
-		PodName: w.idn.PodName, SandboxID: w.idn.SandboxID, Created: m.now().UTC(), Containers: map[string]time.Time{}}
+		PodName: w.idn.PodName, SandboxID: w.idn.SandboxID, NRI: w.idn.Runtime == identity.NRI, Created: m.now().UTC(), Containers: map[string]time.Time{}}
 }
 
 // syncContainers makes the record's containers exactly the live ones, and binds them.
 func (m *Manager) syncContainers(rec *state.Record, w *wanted) error {
 	if rec.Containers == nil {
 		rec.Containers = map[string]time.Time{}
+	}
+	if w.idn.Runtime == identity.NRI {
+		rec.NRI = true
 	}
 	live := map[string]bool{}
 	var errs []error
@@ -303,7 +318,8 @@ func holdsAny(in map[int]bool, cs []container.Container) bool {
 
 // reconcileGone handles an owned group none of whose containers is alive: its containers'
 // departures never came, or it is idle. It goes once the retention window has passed.
-func (m *Manager) reconcileGone(name string, dryRun bool) (acts []Step, err error) {
+func (m *Manager) reconcileGone(name string, o ReconcileOptions) (acts []Step, err error) {
+	dryRun := o.DryRun
 	err = m.store.Update(name, reconcileLockWait, func(tx *state.Tx) error {
 		if !tx.Owned {
 			return nil
@@ -336,14 +352,23 @@ func (m *Manager) reconcileGone(name string, dryRun bool) (acts []Step, err erro
 				return err
 			}
 		}
-		if !m.expired(tx.Rec) {
+		gone := o.sandboxGone(rec)
+		if !m.expired(tx.Rec) && !gone {
 			return nil
+		}
+		why := "idle past the retention window"
+		if gone {
+			why = "its sandbox is gone from the runtime's pod list"
 		}
 		if dryRun {
-			act(Removed, "idle past the retention window")
+			act(Removed, why)
 			return nil
 		}
+		tx.Rec.SandboxEnded = tx.Rec.SandboxEnded || gone
 		action, detail := m.remove(tx)
+		if action == Removed && detail == "" {
+			detail = why
+		}
 		act(action, detail)
 		return nil
 	})
@@ -378,7 +403,7 @@ func (m *Manager) unbindDead(live []container.Container) error {
 
 // sameRecord reports whether a save would change nothing that matters.
 func sameRecord(a, b state.Record) bool {
-	if !a.Created.Equal(b.Created) || a.Pending != b.Pending || a.LateAssigned != b.LateAssigned || (a.IdleSince == nil) != (b.IdleSince == nil) ||
+	if !a.Created.Equal(b.Created) || a.NRI != b.NRI || a.Pending != b.Pending || a.LateAssigned != b.LateAssigned || (a.IdleSince == nil) != (b.IdleSince == nil) ||
 		a.RemoveFailed != b.RemoveFailed || len(a.Containers) != len(b.Containers) {
 		return false
 	}

@@ -187,7 +187,13 @@ func (p *Plugin) Synchronize(_ context.Context, pods []*api.PodSandbox, ctrs []*
 		for id, err := range refused {
 			_ = m.Refuse(id, err)
 		}
-		steps, err := m.Reconcile(live, lifecycle.ReconcileOptions{})
+		// The runtime's pod list proves which sandboxes are gone: their groups end now, as
+		// the RemovePodSandbox missed while the adapter was down would have ended them.
+		sandboxes := make(map[string]bool, len(pods))
+		for _, pod := range pods {
+			sandboxes[pod.GetId()] = true
+		}
+		steps, err := m.Reconcile(live, lifecycle.ReconcileOptions{Sandboxes: sandboxes})
 		for _, s := range steps {
 			log.Info("reconcile", "action", s.Action, "group", s.Group, "pod", s.Pod, "detail", s.Detail)
 		}

@@ -35,6 +35,9 @@ type Record struct {
 	// same pod with another live sandbox is refused.
 	SandboxID    string `json:"sandboxID,omitempty"`
 	SandboxEnded bool   `json:"sandboxEnded,omitempty"`
+	// NRI: a runtime told of the pod over NRI, so that runtime's pod list (at the NRI
+	// adapter's Synchronize) says whether its sandbox is still there.
+	NRI bool `json:"nri,omitempty"`
 
 	// Containers maps each container in the group to when it was placed.
 	Containers map[string]time.Time `json:"containers"`

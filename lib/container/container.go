@@ -13,7 +13,7 @@ type Container struct {
 	Pid         int    // the init's host pid
 	Bundle      string
 	Annotations map[string]string
-	ClosID      string // linux.intelRdt.closID, "" for none
+	ClosID      string // the allocation class its runtime put it in (ocistate.Class), "" for the root
 	CgroupsPath string // linux.cgroupsPath
 	// Pod is who the container is when its front end was told by the runtime itself (the
 	// NRI adapter: the PodSandbox); nil means from Annotations and CgroupsPath, as a hook

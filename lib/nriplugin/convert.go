@@ -4,10 +4,12 @@ import (
 	"maps"
 
 	"github.com/containerd/nri/pkg/api"
+	specs "github.com/opencontainers/runtime-spec/specs-go"
 
 	"github.com/resctrl-mon/resctrl-mon/lib/config"
 	"github.com/resctrl-mon/resctrl-mon/lib/container"
 	"github.com/resctrl-mon/resctrl-mon/lib/identity"
+	"github.com/resctrl-mon/resctrl-mon/lib/ocistate"
 	"github.com/resctrl-mon/resctrl-mon/lib/procfs"
 )
 
@@ -30,15 +32,27 @@ func annotations(pod *api.PodSandbox, ctr *api.Container) map[string]string {
 	return out
 }
 
-// class is the allocation class (CLOS) the container runs in: the runtime's RDT closID when
-// a plugin adjusted it (what becomes the spec's linux.intelRdt.closID), else the class
-// kubelet asked for (CRI's rdt class, which runtimes map to the resctrl group of that name).
+// class is the allocation class (CLOS) the container runs in, by ocistate.Class's rules: the
+// runtime's RDT settings (the spec's linux.intelRdt, as CRI-O's and containerd's NRI send
+// it, after the plugins' adjustments) with their closID, else the class kubelet asked for
+// (CRI's rdt class, which runtimes make the spec's closID); RDT settings without either put
+// the container in a class named by its id, as runc and crun do.
 func class(ctr *api.Container) string {
 	l := ctr.GetLinux()
-	if c := l.GetRdt().GetClosId(); c != nil {
-		return c.GetValue()
+	rdt := l.GetRdt()
+	closID := rdt.GetClosId().GetValue()
+	if closID == "" {
+		closID = l.GetResources().GetRdtClass().GetValue()
 	}
-	return l.GetResources().GetRdtClass().GetValue()
+	switch {
+	case rdt != nil:
+		return ocistate.Class(&specs.LinuxIntelRdt{ClosID: closID, Schemata: rdt.GetSchemata().GetValue(),
+			EnableMonitoring: rdt.GetEnableMonitoring().GetValue()}, ctr.GetId())
+	case closID != "":
+		return ocistate.Class(&specs.LinuxIntelRdt{ClosID: closID}, ctr.GetId())
+	default:
+		return ocistate.Class(nil, ctr.GetId())
+	}
 }
 
 // selected reports whether the pod's labels meet the configured selector.

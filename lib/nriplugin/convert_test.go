@@ -34,6 +34,14 @@ func TestClass(t *testing.T) {
 			Rdt: &api.LinuxRdt{ClosId: api.String("silver")}}}, "silver"},
 		"rdt without closID": {&api.Container{Linux: &api.LinuxContainer{Resources: &api.LinuxResources{RdtClass: api.String("gold")},
 			Rdt: &api.LinuxRdt{}}}, "gold"},
+		// CRI-O's GetRdt sends the spec's linux.intelRdt, an empty closID included: runc and
+		// crun then name the class by the container's id.
+		"rdt, empty closID, only enableMonitoring": {&api.Container{Id: "c1", Linux: &api.LinuxContainer{
+			Rdt: &api.LinuxRdt{ClosId: api.String(""), EnableMonitoring: api.Bool(true)}}}, "c1"},
+		"rdt, only schemata": {&api.Container{Id: "c1", Linux: &api.LinuxContainer{
+			Rdt: &api.LinuxRdt{Schemata: api.RepeatedString([]string{"L3:0=ff"})}}}, "c1"},
+		"rdt, root by name": {&api.Container{Id: "c1", Linux: &api.LinuxContainer{
+			Rdt: &api.LinuxRdt{ClosId: api.String("/"), EnableMonitoring: api.Bool(true)}}}, ""},
 	} {
 		if got := class(tc.ctr); got != tc.want {
 			t.Errorf("%s: class %q, want %q", name, got, tc.want)

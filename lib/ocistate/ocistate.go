@@ -89,14 +89,6 @@ type specView struct {
 	} `json:"linux,omitempty"`
 }
 
-// ClosID is the allocation class the runtime put the container in, "" for none.
-func ClosID(s *specs.Spec) string {
-	if s == nil || s.Linux == nil || s.Linux.IntelRdt == nil {
-		return ""
-	}
-	return s.Linux.IntelRdt.ClosID
-}
-
 // CgroupsPath is the spec's linux.cgroupsPath, "" for none.
 func CgroupsPath(s *specs.Spec) string {
 	if s == nil || s.Linux == nil {

@@ -70,10 +70,10 @@ func TestReadSpec(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if ClosID(s) != "gold" || s.Linux.CgroupsPath != "/pod/c1" || s.Annotations["io.kubernetes.pod.uid"] != "u" {
+	if Class(IntelRdt(s), "c1") != "gold" || s.Linux.CgroupsPath != "/pod/c1" || s.Annotations["io.kubernetes.pod.uid"] != "u" {
 		t.Errorf("read %+v / %+v", s, s.Linux)
 	}
-	if none, err := ReadSpec(writeSpec(t, []byte(`{"ociVersion":"1.0.2"}`))); err != nil || ClosID(none) != "" {
+	if none, err := ReadSpec(writeSpec(t, []byte(`{"ociVersion":"1.0.2"}`))); err != nil || Class(IntelRdt(none), "c1") != "" {
 		t.Errorf("a spec without linux: %+v, %v", none, err)
 	}
 	for name, in := range map[string][]byte{
@@ -120,8 +120,8 @@ func FuzzReadSpec(f *testing.F) {
 		if s.Linux != nil && (s.Linux.CgroupsPath != full.Linux.CgroupsPath || !reflect.DeepEqual(s.Linux.IntelRdt, full.Linux.IntelRdt)) {
 			t.Errorf("linux %+v, the full spec has cgroupsPath %q intelRdt %+v", s.Linux, full.Linux.CgroupsPath, full.Linux.IntelRdt)
 		}
-		if ClosID(s) != ClosID(&full) {
-			t.Errorf("class %q, the full spec's is %q", ClosID(s), ClosID(&full))
+		if a, b := Class(IntelRdt(s), "c1"), Class(IntelRdt(&full), "c1"); a != b {
+			t.Errorf("class %q, the full spec's is %q", a, b)
 		}
 	})
 }

@@ -15,6 +15,7 @@ import (
 	"strings"
 
 	"github.com/opencontainers/runc/libcontainer"
+	specs "github.com/opencontainers/runtime-spec/specs-go"
 
 	"github.com/resctrl-mon/resctrl-mon/lib/container"
 	"github.com/resctrl-mon/resctrl-mon/lib/ocistate"
@@ -114,8 +115,9 @@ func parseRunc(b []byte) (Container, uint64, bool, error) {
 		}
 		c.Annotations[k] = v
 	}
-	if st.Config.IntelRdt != nil {
-		c.ClosID = st.Config.IntelRdt.ClosID
+	if r := st.Config.IntelRdt; r != nil {
+		c.ClosID = ocistate.Class(&specs.LinuxIntelRdt{ClosID: r.ClosID, Schemata: r.Schemata, L3CacheSchema: r.L3CacheSchema,
+			MemBwSchema: r.MemBwSchema, EnableMonitoring: r.EnableMonitoring}, st.ID)
 	}
 	if st.Config.Cgroups != nil {
 		c.CgroupsPath = st.Config.Cgroups.Path
@@ -146,7 +148,7 @@ func readCrun(dir string) (Container, uint64, bool, error) {
 		return Container{}, 0, false, fmt.Errorf("crun container %s: %w", c.ID, err)
 	}
 	c.Annotations = spec.Annotations
-	c.ClosID = ocistate.ClosID(spec)
+	c.ClosID = ocistate.Class(ocistate.IntelRdt(spec), c.ID)
 	return c, start, ok, nil
 }
 

@@ -12,6 +12,7 @@ import (
 
 	"github.com/opencontainers/runc/libcontainer"
 	"github.com/opencontainers/runc/libcontainer/configs"
+	specs "github.com/opencontainers/runtime-spec/specs-go"
 
 	"github.com/resctrl-mon/resctrl-mon/lib/ocistate"
 	"github.com/resctrl-mon/resctrl-mon/lib/procfs"
@@ -25,6 +26,12 @@ func TestParseRunc(t *testing.T) {
 	if err != nil || !ok || start != 1234 || c.Pid != 42 || c.Bundle != "/b/c1" || c.Annotations["io.kubernetes.pod.uid"] != "x" ||
 		c.ClosID != "gold" || c.CgroupsPath != "/k8s/c1" {
 		t.Errorf("got %+v %d %v %v", c, start, ok, err)
+	}
+	// intel_rdt without a closID (only enableMonitoring here): runc put the container in a
+	// class named by its id.
+	noClos := []byte(`{"id":"c2","init_process_pid":42,"config":{"intel_rdt":{"enableMonitoring":true}}}`)
+	if c, _, _, err := parseRunc(noClos); err != nil || c.ClosID != "c2" {
+		t.Errorf("intel_rdt without closID: class %q, %v; want the container's id", c.ClosID, err)
 	}
 	if _, _, ok, _ := parseRunc([]byte(`{"id":"../x","init_process_pid":1}`)); ok {
 		t.Errorf("a bad id was accepted")
@@ -126,7 +133,7 @@ func FuzzParseRunc(f *testing.F) {
 		}
 		var closID, cgroupsPath string
 		if in.Config.IntelRdt != nil {
-			closID = in.Config.IntelRdt.ClosID
+			closID = ocistate.Class(&specs.LinuxIntelRdt{ClosID: in.Config.IntelRdt.ClosID}, in.ID)
 		}
 		if in.Config.Cgroups != nil {
 			cgroupsPath = in.Config.Cgroups.Path

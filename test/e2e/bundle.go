@@ -32,6 +32,9 @@ type BundleOptions struct {
 	// ClosID, when set, sets linux.intelRdt.closID: the runtime then assigns the container to
 	// that resctrl class itself (runc looks for a mounted resctrl filesystem to do so).
 	ClosID string
+	// IntelRdt, when set, is linux.intelRdt as it is (ClosID is then ignored): for the
+	// settings without a closID.
+	IntelRdt *specs.LinuxIntelRdt
 	// Hostname is the container's host name; "e2e" when empty.
 	Hostname string
 	// HostNetwork leaves the container in the host's network namespace instead of a new one
@@ -213,7 +216,11 @@ func defaultSpec(rootfs string, o BundleOptions) *specs.Spec {
 			ReadonlyPaths: []string{"/proc/bus", "/proc/fs", "/proc/irq", "/proc/sys", "/proc/sysrq-trigger"},
 		},
 	}
-	if o.ClosID != "" {
+	switch {
+	case o.IntelRdt != nil:
+		rdt := *o.IntelRdt
+		s.Linux.IntelRdt = &rdt
+	case o.ClosID != "":
 		s.Linux.IntelRdt = &specs.LinuxIntelRdt{ClosID: o.ClosID}
 	}
 	return s

@@ -1,6 +1,7 @@
 package e2e_test
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -18,9 +19,9 @@ import (
 // its class, are refused with a clear reason (fail-closed here), and the class itself, not
 // ours, outlives the pod.
 //
-// runc 1.1 and crun 1.8 apply linux.intelRdt only on a host with RDT hardware (and otherwise
-// ignore it), so the test's classhook, run as the first createRuntime hook, does their part:
-// the init's leader into gold/tasks.
+// runc 1.1 applies linux.intelRdt only on a host with RDT allocation (CAT or MBA; otherwise it
+// ignores it) and crun 1.8 has no RDT support, so the test's classhook, run as the first
+// createRuntime hook, does the runtime's part by its rules: the init's leader into gold/tasks.
 func TestHookAllocationClass(t *testing.T) {
 	for _, rt := range []string{"runc", "crun"} {
 		t.Run(rt, func(t *testing.T) {
@@ -95,6 +96,92 @@ func testAllocationClass(t *testing.T, rt string) {
 	}
 	if !e.exists("gold") {
 		t.Errorf("the class gold, not ours, is gone")
+	}
+	if recs := e.records(); len(recs) != 0 {
+		t.Errorf("registry entries left: %+v", recs)
+	}
+}
+
+// TestHookClassWithoutClosID: linux.intelRdt without a closID puts the container in a class
+// named by its id (runtime-spec: "If closID is not set, runtimes MUST use the container ID";
+// runc's getIntelRdtPath and NewManager, crun's libcrun_get_intelrdt_name), so its pod's
+// group is <id>/mon_groups/<uid>, with every task of the container in it. The cases are the
+// settings a spec can carry without a closID: only enableMonitoring and only schemata under
+// the rules of runc 1.1–1.3 (which do not know enableMonitoring), enableMonitoring under
+// runc ≥ 1.4's (the runtime makes its own group <id>/mon_groups/<id>, which is not ours and
+// stays), and closID "/" with enableMonitoring under runc ≥ 1.4's: the root class (which
+// the real runc 1.1 refuses by itself).
+func TestHookClassWithoutClosID(t *testing.T) {
+	for _, rt := range []string{"runc", "crun"} {
+		t.Run(rt, func(t *testing.T) {
+			t.Parallel()
+			testClassWithoutClosID(t, rt)
+		})
+	}
+}
+
+func testClassWithoutClosID(t *testing.T, rt string) {
+	e := newHookEnv(t, resctrlsim.Options{}, "retention: 0s\nfailurePolicy: closed\n")
+	r := newRuntime(t, rt)
+	for i, c := range []struct {
+		name       string
+		rdt        specs.LinuxIntelRdt
+		monitoring bool // the stand-in follows runc ≥ 1.4 (runtime-spec 1.3)
+		root       bool // the class is the root, not the container's id
+	}{
+		{name: "monitoring", rdt: specs.LinuxIntelRdt{EnableMonitoring: true}},
+		{name: "schemata", rdt: specs.LinuxIntelRdt{Schemata: []string{"L3:0=ff"}}},
+		{name: "monitoring-own-group", rdt: specs.LinuxIntelRdt{EnableMonitoring: true}, monitoring: true},
+		{name: "root-by-name", rdt: specs.LinuxIntelRdt{ClosID: "/", EnableMonitoring: true}, monitoring: true, root: true},
+	} {
+		id := rt + "-noclos-" + c.name
+		uid := fmt.Sprintf("6a1f3c2e-0000-4000-8000-1000000000%02d", i)
+		stand := []string{"classhook", e.sim.Dir}
+		if c.monitoring {
+			stand = []string{"classhook", "-monitoring", e.sim.Dir}
+		}
+		hooks := e.hooks()
+		hooks.CreateRuntime = append([]specs.Hook{{Path: binaries.classhook, Args: stand, Timeout: intp(10)}}, hooks.CreateRuntime...)
+		rdt := c.rdt
+		b := e2e.NewBundle(t, e.rootfs, e2e.BundleOptions{Args: []string{"forker"}, IntelRdt: &rdt,
+			Annotations: crioPod(uid, sandboxOf(byte('a'+i)), "app"), Hooks: hooks})
+		class, group := id+"/", id+"/mon_groups/"+uid
+		if c.root {
+			class, group = "", "mon_groups/"+uid
+		}
+		err := r.Run(id, b)
+		if c.root && rt == "runc" {
+			// runc before 1.4 refuses the name "/" itself (validate's intelrdtCheck), RDT
+			// hardware or not: the container never runs.
+			if err == nil || !strings.Contains(err.Error(), `invalid intelRdt.ClosID \"/\"`) {
+				t.Errorf("%s: runc 1.1 ran closID \"/\": %v", c.name, err)
+			}
+			continue
+		}
+		if err != nil {
+			t.Errorf("%s: %v\n%s", c.name, err, e.log())
+			continue
+		}
+		waitReady(t, b)
+		if missing, total := e.outside(r, id, group); missing != 0 || total < 12 {
+			t.Errorf("%s: %d of %d tasks outside %s\n%s", c.name, missing, total, group, e.log())
+		}
+		if n := e.logLines("container="+id, "group="+group, "outcome=created"); n != 1 {
+			t.Errorf("%s: no log line of the placement in %s:\n%s", c.name, group, e.log())
+		}
+		own := class + "mon_groups/" + id
+		if c.monitoring && !e.exists(own) {
+			t.Errorf("%s: the runtime's own group %s is gone", c.name, own)
+		}
+		if err := r.Delete(id, true); err != nil {
+			t.Fatal(err)
+		}
+		if e.exists(group) {
+			t.Errorf("%s: the group outlived the pod (retention 0)\n%s", c.name, e.log())
+		}
+		if c.monitoring && !e.exists(own) {
+			t.Errorf("%s: the runtime's own group %s, not ours, was removed", c.name, own)
+		}
 	}
 	if recs := e.records(); len(recs) != 0 {
 		t.Errorf("registry entries left: %+v", recs)

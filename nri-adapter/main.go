@@ -131,13 +131,18 @@ func openLog(cfg config.Config) (*slog.Logger, io.Closer, error) {
 func parseArgs(args []string, stderr io.Writer) (invocation, error) {
 	fs := flag.NewFlagSet("resctrl-mon-nri", flag.ContinueOnError)
 	fs.SetOutput(stderr)
+	fs.Usage = func() {
+		fmt.Fprintln(stderr, "usage: resctrl-mon-nri [flags]  (an NRI plugin: places each container in its pod's resctrl group at the runtime's NRI events;")
+		fmt.Fprintln(stderr, "       exits 1 when the runtime drops the connection, for its supervisor to restart it, and 2 on a bad configuration)")
+		fs.PrintDefaults()
+	}
 	cfgPath := fs.String("config", "", config.ConfigFlagUsage())
 	inv := invocation{set: map[string]string{}}
 	fs.StringVar(&inv.opts.Name, "nri-name", "resctrl-mon", "plugin name to register with the runtime")
 	fs.StringVar(&inv.opts.Index, "nri-idx", "", "plugin index (two digits) to register with (default "+nriplugin.DefaultIndex+"; a pre-registered plugin gets it from its file name)")
 	fs.StringVar(&inv.opts.Socket, "nri-socket", "", "the runtime's NRI socket (default NRI's, /var/run/nri/nri.sock)")
 	fs.DurationVar(&inv.opts.SweepEvery, "sweep-every", nriplugin.DefaultSweepEvery, "how often idle groups past the retention window are removed")
-	fs.StringVar(&inv.export.Listen, "listen", "", "also serve the node's metrics (as `resctrl-mon serve`) on this host:port; none: no exporter")
+	fs.StringVar(&inv.export.Listen, "listen", "", "also serve the node's metrics, as resctrl-mon serve does, on this `host:port`; none: no exporter")
 	fs.StringVar(&inv.export.WebConfigFile, "web.config.file", "", "exporter-toolkit web configuration (TLS, basic auth) for --listen")
 	fs.BoolVar(&inv.export.PressureAverages, "pressure-averages", false, "with --listen, also export the kernel's 10/60/300 s pressure averages")
 	for _, k := range config.Keys() {

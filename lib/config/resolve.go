@@ -34,9 +34,11 @@ func Resolve(path string, environ []string, flags map[string]string) (Config, er
 	return cfg, cfg.Validate()
 }
 
-// FlagUsage is the help text of the command-line flag overriding key.
+// FlagUsage is the help text of the command-line flag overriding key: what the key means,
+// then where else it is set and its default, so --help is the reference in short.
 func FlagUsage(key string) string {
-	return "overrides the config key " + key + " (env " + EnvName(key) + ")"
+	s := Setting{Key: key, Meaning: meaning(key)}
+	return s.Meaning + " (overrides the config key " + key + " and " + s.Env() + "; default " + s.Default() + ")"
 }
 
 // ConfigFlagUsage is the help text of --config. A function, not a constant: DefaultPath is

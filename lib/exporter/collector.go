@@ -79,7 +79,7 @@ func New(src Source, o Options) (*Collector, error) {
 	c.podInfo = prometheus.NewDesc(Prefix+"pod_info",
 		"One per owned group: its pod and state (inventory.States: active, late-assigned, stopped, idle, pending, missing); late-assigned counters are a lower bound.",
 		[]string{"pod_uid", "namespace", "pod", "group", "class", "state"}, nil)
-	c.groups = prometheus.NewDesc(Prefix+"groups", "Owned groups by state.", []string{"state"}, nil)
+	c.groups = prometheus.NewDesc(Prefix+"groups", "Owned groups by state; absent when the registry cannot be read (inventory_up 0).", []string{"state"}, nil)
 	c.rmidsUsed = prometheus.NewDesc(Prefix+"rmids_used", "RMIDs held by every group in resctrl, ours or not (the kernel does not show those in limbo).", nil, nil)
 	c.rmidsTotal = prometheus.NewDesc(Prefix+"num_rmids", "num_rmids: how many groups resctrl can have (the smaller one when PERF_PKG has its own).", nil, nil)
 	c.snapshots = prometheus.NewDesc(Prefix+"snapshots", "Snapshot files present in the snapshot directory, by kind.", []string{"kind"}, nil)
@@ -95,7 +95,7 @@ func New(src Source, o Options) (*Collector, error) {
 	c.readErrors = prometheus.NewCounterVec(prometheus.CounterOpts{Name: Prefix + "counter_read_errors_total",
 		Help: "Counter files that gave no number, by reason; their series were left out of that scrape."}, []string{"reason"})
 	c.failures = prometheus.NewCounterVec(prometheus.CounterOpts{Name: Prefix + "failures_total",
-		Help: "Failures recorded in the state dir by the hooks, reconcile and the NRI adapter, by reason (identity is a refusal)."}, []string{"reason"})
+		Help: "Failures recorded in the state dir by the hooks, reconcile and the NRI adapter, by reason (identity is a refusal): the log's history at the first scrape, then each new line."}, []string{"reason"})
 	c.sourceErrors = prometheus.NewCounterVec(prometheus.CounterOpts{Name: Prefix + "source_errors_total",
 		Help: "Reads that failed while collecting, by source; the rest was still exported."}, []string{"source"})
 	// Every label value from the start: rate() needs a series before its first increase.
@@ -115,7 +115,7 @@ func New(src Source, o Options) (*Collector, error) {
 		if err := o.PSI.Available(); err != nil {
 			log.Warn("no pressure (PSI) metrics on this host; exporting the rest", "err", err)
 		} else {
-			p, err := psimetrics.New(psimetrics.Options{Labels: []string{"pod_uid", "namespace", "pod", "container"}, Averages: o.PSIAverages},
+			p, err := psimetrics.New(psimetrics.Options{Labels: PressureLabels(), Averages: o.PSIAverages},
 				func() []psimetrics.Target { return c.psiTargets })
 			if err != nil {
 				return nil, fmt.Errorf("exporter: %w", err)

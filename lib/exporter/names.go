@@ -1,6 +1,7 @@
 package exporter
 
 import (
+	"fmt"
 	"strings"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -13,6 +14,10 @@ const Prefix = "resctrl_mon_"
 
 // counterLabels are the labels of every counter series, in this order.
 var counterLabels = []string{"pod_uid", "namespace", "pod", "group", "class", "resource", "domain"}
+
+// PressureLabels are the labels of every pressure series, in this order: a pod's own cgroup
+// has container "" (as cAdvisor labels it), each container's cgroup its id.
+func PressureLabels() []string { return []string{"pod_uid", "namespace", "pod", "container"} }
 
 // units turn a counter's UCUM unit into the metric name's base unit and the factor to it.
 var units = map[string]struct {
@@ -51,6 +56,9 @@ func newCounterMetric(file string) counterMetric {
 	help := kind + " of the resctrl file mon_data/mon_<resource>_<domain>/" + file + " of the pod's monitoring group"
 	if u.word != "" {
 		help += ", in " + u.word
+	}
+	if u.scale != 1 {
+		help += fmt.Sprintf(" (the kernel's %s times %g)", unit, u.scale)
 	}
 	if cum {
 		help += "; counted since the exporter first read it, lower readings absorbed (use rate or increase)"

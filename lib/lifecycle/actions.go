@@ -20,7 +20,7 @@ const (
 	Left      Action = "left"      // a container left its pod's group; others remain
 	Idle      Action = "idle"      // the pod's last container left: the group is kept for the retention window
 	Removed   Action = "removed"   // the group was removed (its .end snapshot written first)
-	Kept      Action = "kept"      // the group could not be removed yet (live tasks, a failed rmdir); retried
+	Kept      Action = "kept"      // the group could not be removed yet (live tasks, a failed rmdir, a newer sandbox of the pod); retried
 	Completed Action = "completed" // reconcile made a pending pod's group and placed its containers
 	Recreated Action = "recreated" // reconcile re-made a group that had disappeared
 	Adopted   Action = "adopted"   // reconcile --adopt rebuilt a lost record for a group that holds its pod's tasks

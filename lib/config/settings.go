@@ -1,0 +1,109 @@
+package config
+
+import (
+	"encoding/json"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+)
+
+// Setting is one configuration key as an operator reads it: in --help and in
+// docs/reference/config.md, both made from this list so they cannot disagree.
+type Setting struct {
+	Key     string // the YAML key; a nested one is dotted (namespaces.include)
+	Meaning string // plain text: --help prints it as it is (no backticks: urfave/cli reads them)
+}
+
+// settings lists every key, in the order the shipped config.yaml has them.
+var settings = []Setting{
+	{"resctrlRoot", "where resctrl is mounted (the kernel's, or the test simulator); refused if it is a symlink or another file system"},
+	{"stateDir", "the registry of owned groups, per-pod locks, failures and outcome counts; keep it on tmpfs, like resctrl (both are gone after a reboot)"},
+	{"snapshotDir", "where each group's <group>.<life>.begin and .end snapshots go; empty disables them"},
+	{"snapshotMaxAge", "finished groups' snapshots older than this are pruned"},
+	{"snapshotMaxCount", "at most this many finished lives' snapshots are kept"},
+	{"granularity", "pod: one group per pod; container: one per container"},
+	{"noPod", "what a container with no pod gets (plain runc, podman run): container, a group of its own; skip, none"},
+	{"namespaces.include", "Kubernetes namespaces to monitor; empty: every one (with a list, containers with no namespace are not monitored)"},
+	{"namespaces.exclude", "Kubernetes namespaces not to monitor"},
+	{"annotations.optIn", "when set, only containers whose annotation of this name is \"true\" are monitored"},
+	{"annotations.optOut", "containers whose annotation of this name is \"true\" are not monitored"},
+	{"podSelector", "a label selector a pod's labels must meet (app=web,tier!=cache,monitored,!canary, as kubectl -l takes it); empty: every pod. The NRI adapter only: hooks are not given pod labels"},
+	{"failurePolicy", "open: a container that could not be placed starts anyway (logged, its pod recorded as pending); closed: it does not start, and the runtime shows why"},
+	{"retention", "how long a pod's group outlives its last container, so that a container restarted within it keeps the pod's RMID"},
+	{"hookBudget", "how long a hook call, or an NRI event, may take whatever resctrl does; keep it under the runtime's hook timeout (the installed hooks.d JSON passes --hookBudget, which wins)"},
+	{"log", "syslog (journald reads it; <stateDir>/hook.log when there is no syslog), stderr, or file:/path"},
+	{"runtimeRoots", "where reconcile reads the OCI runtimes' state to learn which containers are alive (globs allowed)"},
+	{"runtime", "the real OCI runtime (runc or crun) the runtime wrapper, resctrl-mon-runtime, execs"},
+	{"runtimeHook", "the resctrl-mon-hook the runtime wrapper lists in a bundle's config.json (make install builds in its own LIBEXECDIR's)"},
+}
+
+// Settings lists every configuration key with its meaning (a copy: callers may sort it).
+func Settings() []Setting { return slices.Clone(settings) }
+
+// Env is the environment variable that sets the key, "" for a key set in the file only
+// (lists and nested keys).
+func (s Setting) Env() string {
+	if !slices.Contains(Keys(), s.Key) {
+		return ""
+	}
+	return EnvName(s.Key)
+}
+
+// Default is the key's default as YAML would write it: a list as its items joined by ", ",
+// an empty string as "".
+func (s Setting) Default() string {
+	b, err := json.Marshal(Default())
+	if err != nil {
+		return fmt.Sprintf("(%v)", err) // cannot happen: Config is plain data
+	}
+	var v any
+	if err := json.Unmarshal(b, &v); err != nil {
+		return fmt.Sprintf("(%v)", err)
+	}
+	for _, part := range strings.Split(s.Key, ".") {
+		m, _ := v.(map[string]any)
+		v = m[part]
+	}
+	switch v := v.(type) {
+	case string:
+		if v == "" {
+			return `""`
+		}
+		return shortDuration(v)
+	case []any:
+		out := make([]string, len(v))
+		for i, e := range v {
+			out[i] = fmt.Sprint(e)
+		}
+		return strings.Join(out, ", ")
+	case nil:
+		return ""
+	default:
+		return fmt.Sprint(v)
+	}
+}
+
+// shortDuration writes a duration as a person would (5m0s is 5m, 24h0m0s 24h); anything
+// else is returned as it is.
+func shortDuration(s string) string {
+	if _, err := time.ParseDuration(s); err != nil {
+		return s
+	}
+	if t, ok := strings.CutSuffix(s, "m0s"); ok {
+		s = t + "m"
+	}
+	if t, ok := strings.CutSuffix(s, "h0m"); ok {
+		s = t + "h"
+	}
+	return s
+}
+
+// meaning is the key's meaning, "" for a key not in settings (a test keeps them in step).
+func meaning(key string) string {
+	i := slices.IndexFunc(settings, func(s Setting) bool { return s.Key == key })
+	if i < 0 {
+		return ""
+	}
+	return settings[i].Meaning
+}

@@ -47,7 +47,7 @@ STATIC    := CGO_ENABLED=0
 
 export PATH := /usr/local/go/bin:$(GOBIN):$(PATH)
 
-.PHONY: all build test fuzz bench lint demo demo-prometheus install install-check uninstall clean deps runtimes
+.PHONY: all build test fuzz bench lint demo demo-prometheus install install-check uninstall clean deps runtimes docs
 
 all: build
 
@@ -114,6 +114,11 @@ bench: runtimes
 	$(GO) test $(TAGS) -run XXX -bench 'Scrape|ServeMemory' -benchtime 5x ./lib/exporter/
 	$(GO) test $(TAGS) -run XXX -bench Collect -benchtime 50x ./lib/exporter/
 	$(GO) test $(TAGS) -run XXX -bench . -benchtime 300x ./lib/nriplugin/
+
+# The reference pages made from the code (docs/reference/{config,metrics,actions,cli}.md);
+# lib/docgen's TestPagesAreCurrent fails when they are not what this writes.
+docs:
+	$(GO) run $(TAGS) ./cmd/docgen
 
 lint:
 	@command -v golangci-lint >/dev/null 2>&1 || $(GO) install $(GOLANGCI)

@@ -362,3 +362,21 @@ func TestWriteUnwritableDir(t *testing.T) {
 		}
 	}
 }
+
+// The snapshot reference page shows doc.go's example, which Write writes (above): the
+// operators' page cannot drift from the format either.
+func TestReferencePageShowsDocExample(t *testing.T) {
+	t.Parallel()
+	page, err := os.ReadFile("../../docs/reference/snapshots.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, block, ok := strings.Cut(string(page), "```json\n")
+	block, _, ok2 := strings.Cut(block, "```")
+	if !ok || !ok2 {
+		t.Fatal("docs/reference/snapshots.md has no json block")
+	}
+	if want := docExample(t); block != string(want) {
+		t.Errorf("docs/reference/snapshots.md's example differs from doc.go's:\n got:\n%s\nwant:\n%s", block, want)
+	}
+}

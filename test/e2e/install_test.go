@@ -173,7 +173,7 @@ func TestInstallLayout(t *testing.T) {
 		vars []string
 		want installed
 	}{{
-		// The README's `sudo make install`: programs under /usr/local, the config in /etc,
+		// docs/install/crio-podman-hooks.md's `sudo make install`: programs under /usr/local, the config in /etc,
 		// the JSON where CRI-O (1.34 default hooks_dir) and podman look, units where
 		// systemd looks for the administrator's own.
 		name: "default",

@@ -34,6 +34,8 @@ func main() {
 	app := &cli.App{
 		Name:  "resctrl-mon",
 		Usage: "per-pod resctrl monitoring groups: repair and inspect",
+		Description: "Every config key is also a global option, given before the command (resctrl-mon --stateDir DIR status): " +
+			"it overrides the config file and the key's RESCTRL_MON_ variable. An error is printed on stderr, with exit status 1.",
 		Flags: cliconfig.Flags(),
 		Commands: []*cli.Command{
 			{

@@ -40,7 +40,7 @@ func TestSettingsNameEveryKey(t *testing.T) {
 	slices.Sort(want)
 	slices.Sort(got)
 	if !slices.Equal(got, want) {
-		t.Errorf("Settings keys\n %q\nwant the file's\n %q", got, want)
+		t.Errorf("config.Settings has the keys\n %q\nthe file has\n %q\n(give each key a Setting in settings.go: its meaning is its --help and its row in docs/reference/config.md; then run make docs)", got, want)
 	}
 }
 

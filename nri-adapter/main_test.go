@@ -2,6 +2,8 @@ package main
 
 import (
 	"context"
+	"errors"
+	"flag"
 	"io"
 	"path/filepath"
 	"slices"
@@ -109,4 +111,20 @@ func FuzzParseArgs(f *testing.F) {
 			}
 		}
 	})
+}
+
+// --help says what the program is, and a flag's help names its value as the flag package
+// shows it: a backticked phrase in a usage string becomes the value's name (it made
+// "-listen resctrl-mon serve" of --listen).
+func TestHelp(t *testing.T) {
+	t.Parallel()
+	var b strings.Builder
+	if _, err := parseArgs([]string{"--help"}, &b); !errors.Is(err, flag.ErrHelp) {
+		t.Fatalf("--help: %v, want flag.ErrHelp", err)
+	}
+	for _, want := range []string{"usage: resctrl-mon-nri [flags]", "NRI plugin", "-listen host:port\n"} {
+		if !strings.Contains(b.String(), want) {
+			t.Errorf("--help lacks %q:\n%s", want, b.String())
+		}
+	}
 }

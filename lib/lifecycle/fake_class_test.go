@@ -1,0 +1,127 @@
+package lifecycle
+
+import (
+	"errors"
+	"maps"
+	"os"
+	"slices"
+	"strings"
+	"syscall"
+	"testing"
+
+	"github.com/intel/goresctrl/pkg/monitor"
+)
+
+// The fake refuses what the kernel refuses between classes (the simulator's
+// TestControlGroupBoundary, same steps): a root task into a class's monitoring group, a task
+// of a class into the root's; and goresctrl's check refuses a task of another class first.
+func TestFakeClassBoundary(t *testing.T) {
+	t.Parallel()
+	f := newFake(8)
+	const tid = 4242
+	if err := f.Ensure("m", "c"); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.WriteTasks("c/mon_groups/m", []int{tid}, func(_ int, err error) error { return err }); !errors.Is(err, syscall.EINVAL) ||
+		f.LastCmdStatus() != "Can't move task to different control group" {
+		t.Errorf("a root task into c's mon group: %v (%q), want EINVAL", err, f.LastCmdStatus())
+	}
+	f.joinClass(tid, "c")
+	if err := f.Assign("m", tid); err != nil {
+		t.Fatalf("a task of c into c's mon group: %v", err)
+	}
+	if tasks, _ := f.Tasks("c/mon_groups/m"); !tasks[tid] {
+		t.Errorf("c/mon_groups/m holds %v, want %d", tasks, tid)
+	}
+	if err := f.Ensure("r", ""); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.Assign("r", tid); !errors.Is(err, monitor.ErrClassMismatch) {
+		t.Errorf("a task of c into the root's mon group through goresctrl: %v, want its class mismatch", err)
+	}
+	if err := f.WriteTasks("mon_groups/r", []int{tid}, func(_ int, err error) error { return err }); !errors.Is(err, syscall.EINVAL) {
+		t.Errorf("a task of c into the root's mon group: %v, want EINVAL", err)
+	}
+	if tasks, _ := f.Tasks("c/mon_groups/m"); !tasks[tid] {
+		t.Errorf("a refused move took the task out of its group: %v", tasks)
+	}
+}
+
+// Place through the fake, for each place the container's init can really be against the
+// class its spec names (which decides the group's path): placed only where the kernel
+// would take it, refused with the reason otherwise, and no group left behind for a refused
+// container. The init is this test process, a Go program with several threads; like runc,
+// the "runtime" puts only its leader in the class, and the other threads are skipped.
+func TestFakePlaceClassed(t *testing.T) {
+	t.Parallel()
+	pid := os.Getpid()
+	for name, c := range map[string]struct {
+		class  string // the spec's class: the group's
+		initIn string // where the runtime put the init's leader
+		want   string // "" placed; else words of the refusal
+	}{
+		"in its class":                       {class: "gold", initIn: "gold"},
+		"in the root, no class":              {},
+		"spec names a class, init in root":   {class: "gold", want: "did the runtime apply linux.intelRdt?"},
+		"spec names a class, init in other":  {class: "gold", initIn: "silver", want: "pid belongs to a different control group"},
+		"spec names no class, init in class": {initIn: "gold", want: "pid belongs to a different control group"},
+	} {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			e, fake := newFakeEnv(t, 8, nil)
+			fake.joinClass(pid, c.initIn)
+			group := GroupPath(c.class, podA)
+			out, err := e.place("c1", pid, crio(podA, sbA), c.class)
+			if c.want != "" {
+				if !errors.Is(err, ErrClassMismatch) || !strings.Contains(err.Error(), c.want) {
+					t.Errorf("placed %+v, %v; want %v saying %q", out, err, ErrClassMismatch, c.want)
+				}
+				if fake.Exists(group) || fake.count() != 0 {
+					t.Errorf("a group was left for the refused container")
+				}
+				return
+			}
+			if err != nil || out.Action != Created || out.Group != group {
+				t.Fatalf("placed %+v, %v; want created in %s", out, err, group)
+			}
+			tasks, _ := fake.Tasks(group)
+			if !tasks[pid] {
+				t.Errorf("%s holds %v, not the init's leader %d", group, tasks, pid)
+			}
+			if c.class != "" && (len(tasks) != 1 || !strings.Contains(out.Detail, "outside class "+c.class)) {
+				t.Errorf("in a class, only the leader moves (the rest end at execve): %v, detail %q", tasks, out.Detail)
+			}
+		})
+	}
+}
+
+// A container joining its pod's group in a class goes through one pass over the tasks file
+// (no goresctrl check): the kernel's refusal of a joiner outside the class is still a class
+// mismatch, and the group keeps only the first container's task.
+func TestFakeJoinClassed(t *testing.T) {
+	t.Parallel()
+	e, fake := newFakeEnv(t, 8, nil)
+	first, joiner := e.proc(), os.Getpid()
+	fake.joinClass(first, "gold")
+	if out, err := e.place("c1", first, crio(podA, sbA), "gold"); err != nil || out.Action != Created {
+		t.Fatalf("the pod's first container: %+v, %v", out, err)
+	}
+	_, err := e.place("c2", joiner, crio(podA, sbA), "gold")
+	if !errors.Is(err, ErrClassMismatch) {
+		t.Errorf("a joiner left in the root: %v, want %v", err, ErrClassMismatch)
+	}
+	if tasks, _ := fake.Tasks("gold/mon_groups/" + podA); !tasks[first] || tasks[joiner] {
+		t.Errorf("the group holds %v: want %d and not %d", tasks, first, joiner)
+	}
+	fake.joinClass(joiner, "gold")
+	if out, err := e.place("c2", joiner, crio(podA, sbA), "gold"); err != nil || out.Action != Joined {
+		t.Errorf("the joiner in the class: %+v, %v", out, err)
+	}
+	if tasks, _ := fake.Tasks("gold/mon_groups/" + podA); !tasks[joiner] {
+		t.Errorf("the group holds %v, want the joiner's leader %d", tasks, joiner)
+	}
+	rec, _, _ := e.m.Store().Load(podA)
+	if ids := slices.Sorted(maps.Keys(rec.Containers)); !slices.Equal(ids, []string{"c1", "c2"}) {
+		t.Errorf("the record holds %v", ids)
+	}
+}

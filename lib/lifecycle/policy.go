@@ -7,8 +7,9 @@ import (
 	"github.com/resctrl-mon/resctrl-mon/lib/identity"
 )
 
-// containerPrefix names groups of single containers. runc ≥ 1.5 and crun create
-// mon_groups/<container-id> by themselves; the prefix keeps ours apart from theirs.
+// containerPrefix names groups of single containers. runc ≥ 1.4 and crun ≥ 1.24 create
+// <class>/mon_groups/<container-id> by themselves (linux.intelRdt.enableMonitoring; the class is
+// the root for closID "/"); the prefix keeps ours apart from theirs.
 const containerPrefix = "ctr-"
 
 // groupName decides which group a container goes to; "" means it is not monitored, and

@@ -132,10 +132,12 @@ demo-prometheus: deps build
 	bash test/demo.sh $(BIN) --prometheus
 
 # The binaries first and the hooks.d JSON last: a JSON whose path does not exist when the
-# runtime loads it is dropped. The test simulator (bin/resctrlsim) is not installed. The
-# config is installed once: after that it is the admin's.
+# runtime loads it is dropped. The hook and its JSON are put there by `resctrl-mon host
+# install`, the Helm chart's hooks-mode installer, so the JSON has one generator (lib/hooksd);
+# it records them in $(CONFDIR)/host-install.json, and --adopt takes over what an older
+# `make install` left. The test simulator (bin/resctrlsim) is not installed. The config is
+# installed once: after that it is the admin's.
 install: install-check build
-	install -D -m 0755 $(BIN)/resctrl-mon-hook $(DESTDIR)$(LIBEXECDIR)/resctrl-mon-hook
 	install -D -m 0755 $(BIN)/resctrl-mon $(DESTDIR)$(BINDIR)/resctrl-mon
 	install -D -m 0755 $(BIN)/resctrl-mon-runtime $(DESTDIR)$(BINDIR)/resctrl-mon-runtime
 	install -D -m 0644 README.md $(DESTDIR)$(DOCDIR)/README.md
@@ -145,10 +147,9 @@ install: install-check build
 	install -D -m 0644 install/systemd/resctrl-mon-reconcile.timer $(DESTDIR)$(UNITDIR)/resctrl-mon-reconcile.timer
 	sed 's|@BINDIR@|$(BINDIR)|g; s|@DOCDIR@|$(DOCDIR)|g; s|@CONFDIR@|$(CONFDIR)|g' install/systemd/resctrl-mon-serve.service.in \
 	  | install -D -m 0644 /dev/stdin $(DESTDIR)$(UNITDIR)/resctrl-mon-serve.service
-	budget=$$(expr $(HOOK_TIMEOUT) - 2)s && for f in install/hooks.d/*.json.in; do \
-	  sed "s|@LIBEXECDIR@|$(LIBEXECDIR)|g; s|@HOOK_TIMEOUT@|$(HOOK_TIMEOUT)|g; s|@HOOK_BUDGET@|$$budget|g" $$f \
-	    | install -D -m 0644 /dev/stdin $(DESTDIR)$(HOOKSDIR)/$$(basename $$f .in) || exit 1; \
-	done
+	$(BIN)/resctrl-mon host install --adopt --host-root '$(or $(DESTDIR),/)' --hook-source $(BIN)/resctrl-mon-hook \
+	  --hook-path '$(LIBEXECDIR)/resctrl-mon-hook' --hooks-dir '$(HOOKSDIR)' --config-path '$(CONFDIR)/config.yaml' \
+	  --timeout '$(HOOK_TIMEOUT)'
 
 # Refused before anything is built or installed. A JSON number has no leading zero; the hook's
 # budget (HOOK_TIMEOUT - 2 s) must be at least 1 s and at most hookBudget's 1h.
@@ -164,6 +165,7 @@ uninstall:
 	rm -f $(DESTDIR)$(UNITDIR)/resctrl-mon-reconcile.service $(DESTDIR)$(UNITDIR)/resctrl-mon-reconcile.timer \
 	  $(DESTDIR)$(UNITDIR)/resctrl-mon-serve.service
 	rm -f $(DESTDIR)$(LIBEXECDIR)/resctrl-mon-hook $(DESTDIR)$(BINDIR)/resctrl-mon $(DESTDIR)$(BINDIR)/resctrl-mon-runtime
+	rm -f $(DESTDIR)$(CONFDIR)/host-install.json
 	rm -f $(DESTDIR)$(DOCDIR)/README.md
 
 clean:

@@ -2,7 +2,7 @@
 // after crashes (no daemon needed; a systemd timer runs it), `status` shows every group,
 // `sidecar` exports a container's cgroup v2 pressure from a sidecar in its pod,
 // `serve` exports the counters and pressure to Prometheus (serve.go), `top` shows them live
-// on a terminal (top.go).
+// on a terminal (top.go), `host` puts the OCI hook on the host or takes it off (host.go).
 package main
 
 import (
@@ -59,6 +59,7 @@ func main() {
 			sidecarCommand(),
 			serveCommand(),
 			topCommand(),
+			hostCommand(),
 		},
 	}
 	if err := app.Run(os.Args); err != nil {

@@ -10,6 +10,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/resctrl-mon/resctrl-mon/lib/hooksd"
+	"github.com/resctrl-mon/resctrl-mon/lib/hostinstall"
 	"github.com/resctrl-mon/resctrl-mon/lib/snapshot"
 	"github.com/resctrl-mon/resctrl-mon/test/e2e"
 	"github.com/resctrl-mon/resctrl-mon/test/resctrlsim"
@@ -165,21 +167,20 @@ func waitPodmanReady(t *testing.T, p *e2e.PodmanRunner, id string) {
 	}
 }
 
-// installHookJSON writes the shipped hooks.d JSON as `make install` does (with its default
-// HOOK_TIMEOUT), pointing at the test's hook binary; where the installed hook reads /etc/resctrl-mon/config.yaml, the test's
-// passes its own config with --config.
+// installHookJSON writes the hooks.d JSON named name as `make install` and `resctrl-mon
+// host install` do (lib/hooksd, with the default timeout), pointing at the test's hook
+// binary and passing it the test's config with --config.
 func installHookJSON(t *testing.T, name, dir, cfgPath string) {
 	t.Helper()
-	b, err := os.ReadFile(filepath.Join("../../install/hooks.d", name+".in"))
+	files, err := hooksd.Files(hooksd.Options{HookPath: binaries.hook, ConfigPath: cfgPath, Timeout: hostinstall.DefaultTimeout})
 	if err != nil {
 		t.Fatal(err)
 	}
-	text := strings.NewReplacer("@LIBEXECDIR@/resctrl-mon-hook", binaries.hook, "@HOOK_TIMEOUT@", "10", "@HOOK_BUDGET@", "8s").Replace(string(b))
-	if strings.Contains(text, "@") {
-		t.Fatalf("%s: a placeholder make install fills in is left:\n%s", name, text)
+	b, ok := files[name]
+	if !ok {
+		t.Fatalf("no hooks.d file %s", name)
 	}
-	text = strings.Replace(text, `"args": ["resctrl-mon-hook", `, `"args": ["resctrl-mon-hook", "--config", "`+cfgPath+`", `, 1)
-	if err := os.WriteFile(filepath.Join(dir, name), []byte(text), 0o644); err != nil {
+	if err := os.WriteFile(filepath.Join(dir, name), b, 0o644); err != nil {
 		t.Fatal(err)
 	}
 }

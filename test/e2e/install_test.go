@@ -154,6 +154,7 @@ func (l installed) files() []string {
 		l.hooks + "/resctrl-mon-createruntime.json",
 		l.hooks + "/resctrl-mon-poststop.json",
 		l.conf + "/config.yaml",
+		l.conf + "/host-install.json", // what host install wrote (the hook and its JSON)
 		l.units + "/resctrl-mon-reconcile.service",
 		l.units + "/resctrl-mon-reconcile.timer",
 		l.units + "/resctrl-mon-serve.service",

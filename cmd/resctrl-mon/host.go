@@ -1,0 +1,103 @@
+package main
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/resctrl-mon/resctrl-mon/lib/hooksd"
+	"github.com/resctrl-mon/resctrl-mon/lib/hostinstall"
+)
+
+// hostCommand puts the OCI hook on the host (hooks mode: CRI-O and podman through hooks.d)
+// and takes it off: the Helm chart's init container and its preStop run it from the image,
+// `make install` from bin/. A subcommand, not a script: the image has no shell.
+func hostCommand() *cli.Command {
+	where := []cli.Flag{
+		&cli.StringFlag{Name: "host-root", Value: "/", Usage: "where the host's root is mounted (\"/\" on the host; e.g. /host in a pod); every other path is the host's"},
+		&cli.StringFlag{Name: "hook-path", Value: hostinstall.DefaultHookPath, Usage: "host `path` of the hook binary"},
+		&cli.StringFlag{Name: "hooks-dir", Value: hostinstall.DefaultHooksDir, Usage: "host `dir` the runtime reads hooks.d registrations from (CRI-O's hooks_dir, podman's --hooks-dir)"},
+		&cli.StringFlag{Name: "config-path", Value: hostinstall.DefaultConfigPath, Usage: "host `path` of the hook's config (the hook is given --config when its build looks elsewhere)"},
+		&cli.StringFlag{Name: "manifest", Usage: "host `path` of the record of what install wrote (default " + hostinstall.ManifestName + " beside --config-path)"},
+	}
+	return &cli.Command{
+		Name:  "host",
+		Usage: "install the OCI hook, its config and its hooks.d registrations on the host, or remove them",
+		Subcommands: []*cli.Command{{
+			Name:  "install",
+			Usage: "copy the hook, write the config (with --config) and the createRuntime/poststop hooks.d JSON; binary first, JSON last; idempotent",
+			Description: "Every file is written whole (temp file and rename) and recorded in the manifest before it is written.\n" +
+				"A file at a destination that no manifest records is refused (--adopt takes it over).",
+			Flags: append(where,
+				&cli.StringFlag{Name: "hook-source", Usage: "the hook binary to copy (default resctrl-mon-hook beside this program)"},
+				&cli.StringFlag{Name: "config", Usage: "config `file` (here, not on the host) to write at --config-path; none: the config is left alone"},
+				&cli.StringFlag{Name: "timeout", Value: fmt.Sprint(hostinstall.DefaultTimeout), Usage: "the runtime's hook timeout in whole `seconds`; the hook's --hookBudget is 2 s less"},
+				&cli.BoolFlag{Name: "adopt", Usage: "take over files already at the destinations that no manifest records"},
+			),
+			Action: hostInstall,
+		}, {
+			Name:   "uninstall",
+			Usage:  "remove what install recorded in the manifest (JSON first, then the binary and config), nothing else",
+			Flags:  where,
+			Action: hostUninstall,
+		}},
+	}
+}
+
+func hostOptions(c *cli.Context) (hostinstall.Options, error) {
+	if c.NArg() > 0 {
+		return hostinstall.Options{}, fmt.Errorf("host %s takes no arguments, got %q", c.Command.Name, c.Args().Slice())
+	}
+	return hostinstall.Options{
+		HostRoot:   c.String("host-root"),
+		HookPath:   c.String("hook-path"),
+		HooksDir:   c.String("hooks-dir"),
+		ConfigPath: c.String("config-path"),
+		Manifest:   c.String("manifest"),
+	}, nil
+}
+
+func hostInstall(c *cli.Context) error {
+	o, err := hostOptions(c)
+	if err != nil {
+		return err
+	}
+	if o.Timeout, err = hooksd.ParseTimeout(c.String("timeout")); err != nil {
+		return fmt.Errorf("--%w", err)
+	}
+	o.ConfigSource, o.Adopt = c.String("config"), c.Bool("adopt")
+	if o.HookSource = c.String("hook-source"); o.HookSource == "" {
+		self, err := os.Executable()
+		if err != nil {
+			return fmt.Errorf("--hook-source not given, and this program's own path is unknown: %w", err)
+		}
+		o.HookSource = filepath.Join(filepath.Dir(self), "resctrl-mon-hook")
+	}
+	res, err := hostinstall.Install(o)
+	printResult(c, res)
+	return err
+}
+
+func hostUninstall(c *cli.Context) error {
+	o, err := hostOptions(c)
+	if err != nil {
+		return err
+	}
+	res, err := hostinstall.Uninstall(o)
+	printResult(c, res)
+	if err == nil && len(res.Removed) == 0 {
+		fmt.Fprintf(c.App.Writer, "nothing to remove: no manifest at %s\n", o.ManifestPath())
+	}
+	return err
+}
+
+func printResult(c *cli.Context, res hostinstall.Result) {
+	for _, p := range res.Written {
+		fmt.Fprintln(c.App.Writer, "installed", p)
+	}
+	for _, p := range res.Removed {
+		fmt.Fprintln(c.App.Writer, "removed", p)
+	}
+}

@@ -1,0 +1,282 @@
+package hostinstall
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"maps"
+	"os"
+	"path/filepath"
+	"slices"
+
+	"github.com/resctrl-mon/resctrl-mon/lib/config"
+	"github.com/resctrl-mon/resctrl-mon/lib/hooksd"
+)
+
+// The defaults are where `sudo make install` puts each file, and the Helm chart's values.
+const (
+	DefaultHookPath   = "/usr/local/libexec/oci/hooks.d/resctrl-mon-hook"
+	DefaultHooksDir   = "/usr/share/containers/oci/hooks.d"
+	DefaultConfigPath = "/etc/resctrl-mon/config.yaml"
+	DefaultTimeout    = 10
+)
+
+// maxHookSize bounds the hook binary read into memory (it is ~10 MB).
+const maxHookSize = 256 << 20
+
+// Options say what goes where. Every *Path and HooksDir is a host path.
+type Options struct {
+	// HostRoot is where the host's root is seen ("/" on the host; "/host" in the chart's pod).
+	HostRoot string
+	// HookSource is the hook binary to copy (a path here, not on the host).
+	HookSource string
+	// HookPath is where the hook goes on the host.
+	HookPath string
+	// HooksDir is the runtime's hooks.d directory.
+	HooksDir string
+	// ConfigSource, when not empty, is a config file (a path here) to write at ConfigPath.
+	ConfigSource string
+	// ConfigPath is the config's host path. The hook is told it (--config) when its build
+	// would look elsewhere.
+	ConfigPath string
+	// Manifest is the manifest's host path; empty: ManifestName beside ConfigPath.
+	Manifest string
+	// Timeout is the hooks.d timeout in whole seconds (the hook's budget is 2 s less).
+	Timeout int
+	// Adopt takes over a file at a destination that no manifest records (one an earlier
+	// `make install` put there, say) instead of refusing.
+	Adopt bool
+}
+
+// ManifestPath is where the manifest is on the host.
+func (o Options) ManifestPath() string {
+	if o.Manifest != "" {
+		return o.Manifest
+	}
+	return filepath.Join(filepath.Dir(o.ConfigPath), ManifestName)
+}
+
+// registration returns the hooks.d options: --config only when the hook's build would not
+// find the config where it is installed.
+func (o Options) registration() hooksd.Options {
+	r := hooksd.Options{HookPath: o.HookPath, Timeout: o.Timeout}
+	if o.ConfigPath != config.DefaultPath {
+		r.ConfigPath = o.ConfigPath
+	}
+	return r
+}
+
+// validate names the first option that is wrong.
+func (o Options) validate(install bool) error {
+	for _, p := range []struct{ what, path string }{
+		{"--hook-path", o.HookPath}, {"--hooks-dir", o.HooksDir}, {"--config-path", o.ConfigPath}, {"--manifest", o.ManifestPath()},
+	} {
+		if err := hooksd.CheckHostPath(p.what, p.path); err != nil {
+			return err
+		}
+	}
+	targets := map[string]string{o.HookPath: "--hook-path", o.ConfigPath: "--config-path", o.ManifestPath(): "--manifest"}
+	if len(targets) != 3 {
+		return fmt.Errorf("--hook-path %s, --config-path %s and the manifest %s: want three different files",
+			o.HookPath, o.ConfigPath, o.ManifestPath())
+	}
+	for p, what := range targets {
+		if filepath.Dir(p) == o.HooksDir {
+			return fmt.Errorf("%s %s is in --hooks-dir %s: the runtime would read it as a registration", what, p, o.HooksDir)
+		}
+	}
+	if !install {
+		return nil
+	}
+	if o.HookSource == "" {
+		return errors.New("--hook-source is empty")
+	}
+	if o.Timeout < hooksd.MinTimeout || o.Timeout > hooksd.MaxTimeout {
+		return fmt.Errorf("--timeout %d: want whole seconds from %d to %d (the hook's budget is 2 s less)",
+			o.Timeout, hooksd.MinTimeout, hooksd.MaxTimeout)
+	}
+	return o.registration().Validate()
+}
+
+// Result lists what was written or removed, as host paths, in order.
+type Result struct {
+	Written, Removed []string
+}
+
+// Install puts the hook, the config (when ConfigSource is set) and the registrations on the
+// host, in that order, after recording them in the manifest. Installing again replaces them
+// with the same or newer content; files an earlier install recorded that this one no longer
+// writes (the hooks dir changed, say) are removed last.
+func Install(o Options) (Result, error) {
+	var res Result
+	if err := o.validate(true); err != nil {
+		return res, err
+	}
+	hook, err := readSource("--hook-source", o.HookSource, maxHookSize)
+	if err != nil {
+		return res, err
+	}
+	if len(hook) < 4 || !bytes.Equal(hook[:4], []byte("\x7fELF")) {
+		return res, fmt.Errorf("--hook-source %s: not an executable (no ELF header)", o.HookSource)
+	}
+	var conf []byte
+	if o.ConfigSource != "" {
+		if conf, err = readSource("--config", o.ConfigSource, 1<<20); err != nil {
+			return res, err
+		}
+		// The hook would apply its failure policy to a broken config at every container
+		// start; refuse it here, where someone reads the error.
+		c, err := config.Parse(bytes.NewReader(conf))
+		if err == nil {
+			err = c.Validate()
+		}
+		if err != nil {
+			return res, fmt.Errorf("--config %s: %w", o.ConfigSource, err)
+		}
+	}
+	regs, err := hooksd.Files(o.registration())
+	if err != nil {
+		return res, err
+	}
+
+	h, err := openHost(o.HostRoot)
+	if err != nil {
+		return res, fmt.Errorf("--host-root: %w", err)
+	}
+	defer func() { _ = h.Close() }()
+	mpath := o.ManifestPath()
+	old, err := h.readManifest(mpath)
+	if err != nil {
+		return res, err
+	}
+
+	type file struct {
+		path string
+		data []byte
+		mode os.FileMode
+	}
+	files := []file{{o.HookPath, hook, 0o755}}
+	if conf != nil {
+		files = append(files, file{o.ConfigPath, conf, 0o644})
+	}
+	for _, name := range slices.Sorted(maps.Keys(regs)) {
+		files = append(files, file{filepath.Join(o.HooksDir, name), regs[name], 0o644})
+	}
+	var paths []string
+	for _, f := range files {
+		paths = append(paths, f.path)
+		if old.has(f.path) || o.Adopt {
+			continue
+		}
+		if there, err := h.exists(f.path); err != nil {
+			return res, err
+		} else if there {
+			return res, fmt.Errorf("%s exists and %s does not record it as installed by resctrl-mon: "+
+				"remove it, choose another path, or take it over with --adopt", f.path, mpath)
+		}
+	}
+
+	// Recorded before written: a killed install leaves only files the manifest claims.
+	if err := h.writeManifest(mpath, union(old.Files, paths)); err != nil {
+		return res, err
+	}
+	for _, f := range files {
+		if err := h.writeFile(f.path, f.data, f.mode); err != nil {
+			return res, err
+		}
+		res.Written = append(res.Written, f.path)
+	}
+	stale := slices.DeleteFunc(slices.Clone(old.Files), func(p string) bool { return slices.Contains(paths, p) })
+	removed, kept, rerr := h.removeInOrder(stale)
+	res.Removed = removed
+	if err := h.writeManifest(mpath, union(paths, kept)); err != nil {
+		return res, errors.Join(rerr, err)
+	}
+	return res, rerr
+}
+
+// Uninstall removes what the manifest records, registrations first, then the manifest. No
+// manifest: nothing of ours is there, and nothing is removed.
+func Uninstall(o Options) (Result, error) {
+	var res Result
+	if err := o.validate(false); err != nil {
+		return res, err
+	}
+	h, err := openHost(o.HostRoot)
+	if err != nil {
+		return res, fmt.Errorf("--host-root: %w", err)
+	}
+	defer func() { _ = h.Close() }()
+	mpath := o.ManifestPath()
+	if there, err := h.exists(mpath); err != nil || !there {
+		return res, err
+	}
+	m, err := h.readManifest(mpath)
+	if err != nil {
+		return res, err
+	}
+	removed, kept, err := h.removeInOrder(m.Files)
+	res.Removed = removed
+	if err != nil {
+		// What could not be removed stays recorded, for the next uninstall.
+		return res, errors.Join(err, h.writeManifest(mpath, kept))
+	}
+	if err := h.remove(mpath); err != nil {
+		return res, err
+	}
+	res.Removed = append(res.Removed, mpath)
+	return res, nil
+}
+
+// removeInOrder removes files, registrations (*.json) first: a runtime must never load one
+// whose hook is gone. It returns what it removed and what it could not.
+func (h *host) removeInOrder(files []string) (removed, kept []string, err error) {
+	ordered := slices.Clone(files)
+	slices.SortStableFunc(ordered, func(a, b string) int {
+		return boolInt(filepath.Ext(b) == ".json") - boolInt(filepath.Ext(a) == ".json")
+	})
+	var errs []error
+	for _, p := range ordered {
+		if e := h.remove(p); e != nil {
+			errs = append(errs, e)
+			kept = append(kept, p)
+			continue
+		}
+		removed = append(removed, p)
+	}
+	return removed, kept, errors.Join(errs...)
+}
+
+func readSource(flag, path string, limit int64) ([]byte, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", flag, err)
+	}
+	defer func() { _ = f.Close() }()
+	b, err := io.ReadAll(io.LimitReader(f, limit+1))
+	if err != nil {
+		return nil, fmt.Errorf("%s %s: %w", flag, path, err)
+	}
+	if int64(len(b)) > limit {
+		return nil, fmt.Errorf("%s %s: larger than %d bytes", flag, path, limit)
+	}
+	return b, nil
+}
+
+func union(a, b []string) []string {
+	out := slices.Clone(a)
+	for _, p := range b {
+		if !slices.Contains(out, p) {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+func boolInt(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}

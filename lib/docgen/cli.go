@@ -7,6 +7,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strings"
 )
 
@@ -46,14 +47,30 @@ func cliData(root string) (any, error) {
 		if b.Help, err = help(bin, "--help"); err != nil {
 			return nil, err
 		}
-		for _, name := range subcommands(b.Help) {
-			h, err := help(bin, name, "--help")
-			if err != nil {
-				return nil, err
-			}
-			b.Commands = append(b.Commands, command{Name: name, Help: h})
+		if b.Commands, err = commandHelps(bin, nil, b.Help); err != nil {
+			return nil, err
 		}
 		out = append(out, b)
+	}
+	return out, nil
+}
+
+// commandHelps records the --help of every subcommand under path (nil: the program's own),
+// and of theirs in turn (resctrl-mon host install), each after its parent.
+func commandHelps(bin string, path []string, parentHelp string) ([]command, error) {
+	var out []command
+	for _, name := range subcommands(parentHelp) {
+		args := append(slices.Clone(path), name)
+		h, err := help(bin, append(slices.Clone(args), "--help")...)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, command{Name: strings.Join(args, " "), Help: h})
+		sub, err := commandHelps(bin, args, h)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, sub...)
 	}
 	return out, nil
 }

@@ -16,6 +16,6 @@
 //     files that the manifest still claims. A file at a destination that no manifest claims
 //     is refused unless Adopt says to take it over.
 //   - Every path the registrations and the manifest hold is the host's; only the file system
-//     calls see HostRoot, and through os.Root, so a symlink on the host cannot lead a write
-//     out of it.
+//     calls see HostRoot. A symlink on the host is resolved as the host would, an absolute
+//     one under HostRoot (securejoin), so no write or removal leads out of it.
 package hostinstall

@@ -8,61 +8,101 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"strings"
+
+	securejoin "github.com/cyphar/filepath-securejoin"
 )
 
-// host is the host's file system seen through HostRoot.
+// host is the host's file system seen under root.
 type host struct {
-	root *os.Root
+	root string
 }
 
 func openHost(hostRoot string) (*host, error) {
 	if hostRoot == "" {
 		return nil, errors.New("host root is empty (\"/\" when running on the host itself)")
 	}
-	fi, err := os.Stat(hostRoot)
+	// securejoin wants a clean root without symlinks in it.
+	root, err := filepath.EvalSymlinks(hostRoot)
+	if err != nil {
+		return nil, fmt.Errorf("host root %s: %w", hostRoot, err)
+	}
+	root, err = filepath.Abs(root)
+	if err != nil {
+		return nil, fmt.Errorf("host root %s: %w", hostRoot, err)
+	}
+	fi, err := os.Stat(root)
 	if err != nil {
 		return nil, fmt.Errorf("host root %s: %w", hostRoot, err)
 	}
 	if !fi.IsDir() {
 		return nil, fmt.Errorf("host root %s: not a directory", hostRoot)
 	}
-	r, err := os.OpenRoot(hostRoot)
-	if err != nil {
-		return nil, fmt.Errorf("host root %s: %w", hostRoot, err)
-	}
-	return &host{root: r}, nil
+	return &host{root: root}, nil
 }
 
-func (h *host) Close() error { return h.root.Close() }
-
-// rel turns a host path into a name inside the root.
-func (h *host) rel(p string) string {
-	if p = strings.TrimLeft(p, "/"); p == "" {
-		return "."
+// path is where host path p is seen here. Its directory's symlinks are resolved as the host
+// would, an absolute one under the root (/host/etc/x -> /opt/x is /host/opt/x), so no path
+// leads out of the root; the last component is not resolved (a rename or a remove acts on a
+// link itself, never on what it names).
+func (h *host) path(p string) (string, error) {
+	dir, err := securejoin.SecureJoin(h.root, filepath.Dir(p))
+	if err != nil {
+		return "", fmt.Errorf("%s under %s: %w", p, h.root, err)
 	}
-	return p
+	return filepath.Join(dir, filepath.Base(p)), nil
+}
+
+func (h *host) readFile(p string) ([]byte, error) {
+	at, err := h.path(p)
+	if err != nil {
+		return nil, err
+	}
+	return os.ReadFile(at)
+}
+
+// exists reports whether there is anything (a file, a link, a directory) at host path p.
+func (h *host) exists(p string) (bool, error) {
+	at, err := h.path(p)
+	if err != nil {
+		return false, err
+	}
+	_, err = os.Lstat(at)
+	if errors.Is(err, fs.ErrNotExist) {
+		return false, nil
+	}
+	if err != nil {
+		return false, fmt.Errorf("stat %s: %w", p, err)
+	}
+	return true, nil
 }
 
 // writeFile writes data to host path p whole: a temp file in the same directory, synced,
 // then renamed over p, and the directory synced, so that a reader (a runtime loading
 // hooks.d, or exec'ing the hook) sees the old file or the new one, never a part.
 func (h *host) writeFile(p string, data []byte, mode fs.FileMode) (err error) {
-	dir := filepath.Dir(p)
-	if err := h.root.MkdirAll(h.rel(dir), 0o755); err != nil {
-		return fmt.Errorf("make %s: %w", dir, err)
+	dir, err := securejoin.SecureJoin(h.root, filepath.Dir(p))
+	if err != nil {
+		return fmt.Errorf("write %s: %w", p, err)
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return fmt.Errorf("write %s: %w", p, err)
+	}
+	// Made again after MkdirAll, which follows links as it creates: the directory must still
+	// resolve under the root.
+	if again, err := securejoin.SecureJoin(h.root, filepath.Dir(p)); err != nil || again != dir {
+		return fmt.Errorf("write %s: its directory moved while it was made (%s, then %s): %w", p, dir, again, err)
 	}
 	// Named so that no runtime takes it for a registration (those end in .json).
 	var suffix [6]byte
 	_, _ = rand.Read(suffix[:])
 	tmp := filepath.Join(dir, "."+filepath.Base(p)+".tmp-"+hex.EncodeToString(suffix[:]))
-	f, err := h.root.OpenFile(h.rel(tmp), os.O_WRONLY|os.O_CREATE|os.O_EXCL, mode)
+	f, err := os.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL, mode)
 	if err != nil {
 		return fmt.Errorf("write %s: %w", p, err)
 	}
 	defer func() {
 		if err != nil {
-			_ = h.root.Remove(h.rel(tmp))
+			_ = os.Remove(tmp)
 		}
 	}()
 	_, werr := f.Write(data)
@@ -72,25 +112,29 @@ func (h *host) writeFile(p string, data []byte, mode fs.FileMode) (err error) {
 	if err := errors.Join(werr, cerr, serr, f.Close()); err != nil {
 		return fmt.Errorf("write %s: %w", p, err)
 	}
-	if err := h.root.Rename(h.rel(tmp), h.rel(p)); err != nil {
+	if err := os.Rename(tmp, filepath.Join(dir, filepath.Base(p))); err != nil {
 		return fmt.Errorf("write %s: %w", p, err)
 	}
-	return h.syncDir(dir)
+	return syncDir(dir)
 }
 
 // remove removes host path p; nothing there is no error.
 func (h *host) remove(p string) error {
-	if err := h.root.Remove(h.rel(p)); err != nil && !errors.Is(err, fs.ErrNotExist) {
+	at, err := h.path(p)
+	if err != nil {
 		return fmt.Errorf("remove %s: %w", p, err)
 	}
-	return h.syncDir(filepath.Dir(p))
+	if err := os.Remove(at); err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			return nil
+		}
+		return fmt.Errorf("remove %s: %w", p, err)
+	}
+	return syncDir(filepath.Dir(at))
 }
 
-func (h *host) syncDir(dir string) error {
-	d, err := h.root.Open(h.rel(dir))
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil
-	}
+func syncDir(dir string) error {
+	d, err := os.Open(dir)
 	if err != nil {
 		return fmt.Errorf("sync %s: %w", dir, err)
 	}

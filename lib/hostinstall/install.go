@@ -144,7 +144,6 @@ func Install(o Options) (Result, error) {
 	if err != nil {
 		return res, fmt.Errorf("--host-root: %w", err)
 	}
-	defer func() { _ = h.Close() }()
 	mpath := o.ManifestPath()
 	old, err := h.readManifest(mpath)
 	if err != nil {
@@ -207,7 +206,6 @@ func Uninstall(o Options) (Result, error) {
 	if err != nil {
 		return res, fmt.Errorf("--host-root: %w", err)
 	}
-	defer func() { _ = h.Close() }()
 	mpath := o.ManifestPath()
 	if there, err := h.exists(mpath); err != nil || !there {
 		return res, err

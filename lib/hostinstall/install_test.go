@@ -327,22 +327,37 @@ func TestUninstallBadManifest(t *testing.T) {
 	}
 }
 
-// TestInstallSymlinkEscape: a symlink on the host cannot lead a write out of the host root.
-func TestInstallSymlinkEscape(t *testing.T) {
+// TestInstallSymlinks: a symlink on the host is followed as the host would, an absolute one
+// under the host root, so a write never leads out of it; uninstall removes what the links
+// lead to, not the links.
+func TestInstallSymlinks(t *testing.T) {
 	t.Parallel()
 	f := newFixture(t)
 	outside := t.TempDir()
+	// On the host, the hooks dir is a link to another host directory named by absolute path;
+	// here that path would be outside the host root.
 	if err := os.MkdirAll(filepath.Join(f.root, "/usr/share/containers/oci"), 0o755); err != nil {
 		t.Fatal(err)
 	}
 	if err := os.Symlink(outside, filepath.Join(f.root, DefaultHooksDir)); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := Install(f.opts); err == nil {
-		t.Errorf("install through a symlink out of the host root succeeded")
-	}
+	f.install()
 	if es, _ := os.ReadDir(outside); len(es) != 0 {
 		t.Errorf("wrote %v outside the host root", es)
+	}
+	under := filepath.Join(outside, "resctrl-mon-createruntime.json") // the host's path
+	if _, err := os.Stat(filepath.Join(f.root, under)); err != nil {
+		t.Errorf("the JSON is not where the host's link leads: %v", err)
+	}
+	if _, err := Uninstall(f.opts); err != nil {
+		t.Fatal(err)
+	}
+	if fi, err := os.Lstat(filepath.Join(f.root, DefaultHooksDir)); err != nil || fi.Mode()&os.ModeSymlink == 0 {
+		t.Errorf("uninstall removed the host's link: %v", err)
+	}
+	if _, err := os.Stat(filepath.Join(f.root, under)); !os.IsNotExist(err) {
+		t.Errorf("uninstall left the JSON: %v", err)
 	}
 }
 

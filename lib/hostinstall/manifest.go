@@ -51,7 +51,7 @@ func (m manifest) has(p string) bool { return slices.Contains(m.Files, p) }
 
 // readManifest reads the manifest at host path p; none there is an empty one.
 func (h *host) readManifest(p string) (manifest, error) {
-	b, err := h.root.ReadFile(h.rel(p))
+	b, err := h.readFile(p)
 	if errors.Is(err, fs.ErrNotExist) {
 		return manifest{Version: manifestVersion}, nil
 	}
@@ -71,16 +71,4 @@ func (h *host) writeManifest(p string, files []string) error {
 		return fmt.Errorf("manifest %s: %w", p, err)
 	}
 	return h.writeFile(p, append(b, '\n'), 0o644)
-}
-
-// exists reports whether there is anything (a file, a link, a directory) at host path p.
-func (h *host) exists(p string) (bool, error) {
-	_, err := h.root.Lstat(h.rel(p))
-	if errors.Is(err, fs.ErrNotExist) {
-		return false, nil
-	}
-	if err != nil {
-		return false, fmt.Errorf("stat %s: %w", p, err)
-	}
-	return true, nil
 }

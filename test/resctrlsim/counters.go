@@ -21,6 +21,10 @@ type l3Counters struct {
 	total, local float64 // cumulative bytes
 	occ          float64 // bytes now in the cache: a gauge that decays when the group idles
 	occAt        time.Time
+	// cntr is the assignable counter each MBM event holds in this domain (-1: none), base
+	// the count at its last reset (an assignment or a mode switch); see assign.go.
+	cntr [numMBMEvents]int
+	base [numMBMEvents]float64
 }
 
 type pkgCounters struct {
@@ -28,7 +32,11 @@ type pkgCounters struct {
 }
 
 func newCounters(o Options) counters {
-	return counters{l3: make([]l3Counters, o.L3Domains), pkg: make([]pkgCounters, o.PerfPkgDomains)}
+	c := counters{l3: make([]l3Counters, o.L3Domains), pkg: make([]pkgCounters, o.PerfPkgDomains)}
+	for d := range c.l3 {
+		c.l3[d].cntr = [numMBMEvents]int{-1, -1}
+	}
+	return c
 }
 
 // add charges d of CPU time that ran on cpu. A CPU belongs to L3 domain cpu mod domains
@@ -135,9 +143,9 @@ func (m *model) readCounter(g *group, domain string, idx int, name string) (stri
 			l.decay(m.opts.now(), m.opts.Rates)
 			return strconv.FormatUint(uint64(l.occ)/occupancyScale*occupancyScale, 10) + "\n", 0
 		case "mbm_total_bytes":
-			return strconv.FormatUint(uint64(l.total), 10) + "\n", 0
+			return m.readMBM(g, idx, evTotal), 0
 		case "mbm_local_bytes":
-			return strconv.FormatUint(uint64(l.local), 10) + "\n", 0
+			return m.readMBM(g, idx, evLocal), 0
 		}
 	}
 	p := g.counters.pkg[idx]

@@ -95,6 +95,10 @@ func (d *dirNode) staticEntries() ([]entry, syscall.Errno) {
 		return infoEntries(o), 0
 	case dirInfoRes:
 		return infoResEntries(d.domain, o), 0
+	case dirEventConfigs:
+		return eventConfigsEntries(), 0
+	case dirEventConfig:
+		return eventConfigEntries(d.domain), 0
 	}
 	return nil, syscall.ENOENT
 }
@@ -370,6 +374,18 @@ func (f *fileNode) render() (string, syscall.Errno) {
 		return m.readCounter(g, f.e.domain, f.e.idx, f.e.name)
 	case fileLastCmd:
 		return m.lastCmd + "\n", 0
+	case fileAssignMode:
+		return m.renderAssignMode(), 0
+	case fileNumCntrs:
+		return perDomain(m.opts.L3Domains, func(int) int { return m.opts.MBMCounters }), 0
+	case fileAvailCntrs:
+		return m.renderAvailable()
+	case fileOnMkdir:
+		return m.renderOnMkdir()
+	case fileEventFilter:
+		return m.renderEventFilter(f.e.domain)
+	case fileAssignments:
+		return m.renderAssignments(g)
 	}
 	return f.e.text, 0
 }
@@ -387,6 +403,12 @@ func (f *fileNode) write(data []byte, caller int) syscall.Errno {
 		return f.m.writeCPUs(f.g, data, f.e.file == fileCPUsList)
 	case fileSchemata:
 		return f.m.writeSchemata(f.g, data)
+	case fileAssignMode:
+		return f.m.writeAssignMode(data)
+	case fileOnMkdir:
+		return f.m.writeOnMkdir(data)
+	case fileAssignments:
+		return f.m.writeAssignments(f.g, data)
 	}
 	return syscall.EACCES
 }

@@ -21,17 +21,26 @@ const (
 	fileCounter
 	fileStatic  // fixed text under info/
 	fileLastCmd // info/last_cmd_status
+	// Counter assignment (Linux ≥ 6.18), see assign.go.
+	fileAssignMode  // info/L3_MON/mbm_assign_mode
+	fileNumCntrs    // info/L3_MON/num_mbm_cntrs
+	fileAvailCntrs  // info/L3_MON/available_mbm_cntrs
+	fileOnMkdir     // info/L3_MON/mbm_assign_on_mkdir
+	fileEventFilter // info/L3_MON/event_configs/<event>/event_filter
+	fileAssignments // <group>/mbm_L3_assignments
 )
 
 type dirKind uint8
 
 const (
-	dirGroup     dirKind = iota // a group: the root, a control group or a monitoring group
-	dirMonGroups                // <group>/mon_groups
-	dirMonData                  // <group>/mon_data
-	dirDomain                   // <group>/mon_data/mon_L3_00 and the like
-	dirInfo                     // info
-	dirInfoRes                  // info/L3, info/L3_MON, info/PERF_PKG_MON
+	dirGroup        dirKind = iota // a group: the root, a control group or a monitoring group
+	dirMonGroups                   // <group>/mon_groups
+	dirMonData                     // <group>/mon_data
+	dirDomain                      // <group>/mon_data/mon_L3_00 and the like
+	dirInfo                        // info
+	dirInfoRes                     // info/L3, info/L3_MON, info/PERF_PKG_MON
+	dirEventConfigs                // info/L3_MON/event_configs
+	dirEventConfig                 // info/L3_MON/event_configs/<event>: domain holds the event
 )
 
 // entry is one name in a directory: a file of some kind or a directory of some kind.
@@ -61,6 +70,11 @@ func groupEntries(kind groupKind, o Options) []entry {
 	}
 	if kind == kindRoot {
 		es = append(es, entry{name: "info", dir: true, sub: dirInfo})
+	}
+	if o.MBMAssign.assignable() {
+		// "Exists when "mbm_event" counter assignment mode is supported", in each CTRL_MON
+		// and MON group (the root included).
+		es = append(es, entry{name: "mbm_L3_assignments", file: fileAssignments, rw: true})
 	}
 	if o.Debug {
 		es = append(es, entry{name: "mon_hw_id", file: fileMonHWID})
@@ -117,11 +131,22 @@ func infoResEntries(res string, o Options) []entry {
 			static("shareable_bits", "0"),
 		}
 	case "L3_MON":
-		return []entry{
+		es := []entry{
 			static("mon_features", strings.Join(l3Features(), "\n")),
 			static("num_rmids", fmt.Sprint(o.NumRMIDs)),
 			static("max_threshold_occupancy", fmt.Sprint(MaxThresholdOccupancy)),
 		}
+		if o.MBMAssign != MBMAssignAbsent {
+			es = append(es, entry{name: "mbm_assign_mode", file: fileAssignMode, rw: true})
+		}
+		if o.MBMAssign.assignable() {
+			es = append(es,
+				entry{name: "num_mbm_cntrs", file: fileNumCntrs},
+				entry{name: "available_mbm_cntrs", file: fileAvailCntrs},
+				entry{name: "mbm_assign_on_mkdir", file: fileOnMkdir, rw: true},
+				entry{name: "event_configs", dir: true, sub: dirEventConfigs})
+		}
+		return es
 	case "PERF_PKG_MON":
 		return []entry{
 			static("mon_features", strings.Join(perfPkgFeatures(), "\n")),
@@ -129,4 +154,16 @@ func infoResEntries(res string, o Options) []entry {
 		}
 	}
 	return nil
+}
+
+func eventConfigsEntries() []entry {
+	var es []entry
+	for _, n := range mbmEventNames {
+		es = append(es, entry{name: n, dir: true, sub: dirEventConfig, domain: n})
+	}
+	return es
+}
+
+func eventConfigEntries(event string) []entry {
+	return []entry{{name: "event_filter", file: fileEventFilter, domain: event}}
 }

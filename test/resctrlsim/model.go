@@ -82,6 +82,7 @@ type model struct {
 	tasks   map[int]*task
 	threads map[int]map[int]bool // tgid → tids with an entry in tasks
 	lastCmd string
+	assign  assigner
 	faults  faults
 	stats   Stats
 }
@@ -100,6 +101,7 @@ func newModel(opts Options, host Host) *model {
 		rmids:   newIDPool(opts.groupRMIDs(), opts.LimboTime),
 		closids: newIDPool(opts.NumCLOSIDs, 0),
 		lastCmd: "ok",
+		assign:  newAssigner(opts),
 	}
 	m.resetLocked()
 	return m
@@ -118,6 +120,10 @@ func (m *model) resetLocked() {
 	m.tasks = map[int]*task{}
 	m.threads = map[int]map[int]bool{}
 	m.lastCmd = "ok"
+	// Unmounting frees every counter; mounting gives the root its own (rdt_get_tree()). The
+	// mode and mbm_assign_on_mkdir outlive the mount, as they do in the kernel.
+	m.assign.freeAll(m.opts)
+	m.assignOnCreate(m.root)
 }
 
 func (m *model) markDead(g *group) {
@@ -184,6 +190,7 @@ func (m *model) mkdir(parent *group, name string, monGroup bool) (*group, syscal
 		}
 		g := m.newGroup(name, kindMon, parent, parent.closid, rmid)
 		parent.mons[name] = g
+		m.assignOnCreate(g)
 		return g, 0
 	}
 	if parent.kind != kindRoot {
@@ -203,6 +210,7 @@ func (m *model) mkdir(parent *group, name string, monGroup bool) (*group, syscal
 	}
 	g := m.newGroup(name, kindCtrl, m.root, closid, rmid)
 	parent.ctrls[name] = g
+	m.assignOnCreate(g)
 	return g, 0
 }
 
@@ -230,6 +238,7 @@ func (m *model) rmdir(g *group) syscall.Errno {
 			t.g = to
 		}
 	}
+	m.releaseCntrs(g)
 	for _, c := range g.mons {
 		m.rmids.release(c.rmid, now)
 	}

@@ -29,6 +29,14 @@ type Options struct {
 	// Debug adds mon_hw_id and ctrl_hw_id files to every group, as `mount -o debug`
 	// does on Linux ≥ 6.6, so tests can see which RMID and CLOSID a group holds.
 	Debug bool
+	// MBMAssign selects the bandwidth counter assignment interface of Linux ≥ 6.18
+	// (info/L3_MON/mbm_assign_mode): MBMAssignAbsent (the zero value: an older kernel, no such
+	// file), MBMAssignDefaultOnly (a 6.18 kernel on hardware without assignable counters),
+	// MBMAssignEvent or MBMAssignDefault (AMD ABMC, mounted in that mode). See assign.go.
+	MBMAssign MBMAssign
+	// MBMCounters is info/L3_MON/num_mbm_cntrs, the assignable counters of each L3 domain,
+	// when MBMAssign is MBMAssignEvent or MBMAssignDefault. Zero means 32, as on AMD Zen 5.
+	MBMCounters int
 	// SettleInterval is how often the CPU time of every task is charged to its group even
 	// when nobody reads a counter, so a task that exits between reads is not lost. Zero
 	// means the default (250ms); negative disables the ticker.
@@ -70,6 +78,9 @@ func (o Options) withDefaults() Options {
 	}
 	if o.PerfPkgDomains > 0 && o.PerfPkgRMIDs == 0 {
 		o.PerfPkgRMIDs = o.NumRMIDs
+	}
+	if o.MBMAssign.assignable() && o.MBMCounters == 0 {
+		o.MBMCounters = 32
 	}
 	if o.SettleInterval == 0 {
 		o.SettleInterval = 250 * time.Millisecond
@@ -117,6 +128,12 @@ func (o Options) validate() error {
 		return fmt.Errorf("perf_pkg domains %d: must be 0..100", o.PerfPkgDomains)
 	case o.PerfPkgRMIDs < 0:
 		return fmt.Errorf("perf_pkg num_rmids %d: must not be negative", o.PerfPkgRMIDs)
+	case !o.MBMAssign.valid():
+		return fmt.Errorf("mbm assign %q: must be one of %q", o.MBMAssign, mbmAssignChoices)
+	case o.MBMCounters < 0 || o.MBMCounters > 1<<16:
+		return fmt.Errorf("mbm counters %d: must be 0..65536", o.MBMCounters)
+	case o.MBMCounters > 0 && !o.MBMAssign.assignable():
+		return fmt.Errorf("mbm counters %d: only with mbm assign %q or %q", o.MBMCounters, MBMAssignEvent, MBMAssignDefault)
 	case o.LimboTime < 0:
 		return fmt.Errorf("limbo time %s: must not be negative", o.LimboTime)
 	}

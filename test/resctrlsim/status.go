@@ -14,7 +14,9 @@ type Status struct {
 	RMIDsUsed    int           `json:"rmids_used"` // including the root group's
 	RMIDsInLimbo int           `json:"rmids_in_limbo"`
 	Groups       []GroupStatus `json:"groups"`
-	Stats        Stats         `json:"stats"`
+	// MBMAvailable is available_mbm_cntrs per L3 domain, in mbm_event mode only.
+	MBMAvailable []int `json:"mbm_available,omitempty"`
+	Stats        Stats `json:"stats"`
 }
 
 // GroupStatus is one group.
@@ -23,6 +25,9 @@ type GroupStatus struct {
 	Kind   string `json:"kind"` // root, ctrl, mon
 	RMID   int    `json:"rmid"`
 	CLOSID int    `json:"closid"`
+	// MBMCounters is how many assignable counters the group holds, over every domain and
+	// event (two per domain when both its events are counted everywhere).
+	MBMCounters int `json:"mbm_counters,omitempty"`
 }
 
 // Status reports every group with its RMID and CLOSID.
@@ -33,7 +38,15 @@ func (s *Sim) Status() Status {
 	st := Status{NumRMIDs: m.opts.groupRMIDs(), RMIDsInLimbo: m.rmids.inLimbo(m.opts.now()), Stats: m.stats}
 	var walk func(g *group)
 	walk = func(g *group) {
-		st.Groups = append(st.Groups, GroupStatus{Path: g.Path(), Kind: [...]string{"root", "ctrl", "mon"}[g.kind], RMID: g.rmid, CLOSID: g.closid})
+		gs := GroupStatus{Path: g.Path(), Kind: [...]string{"root", "ctrl", "mon"}[g.kind], RMID: g.rmid, CLOSID: g.closid}
+		for _, l := range g.counters.l3 {
+			for _, c := range l.cntr {
+				if c >= 0 {
+					gs.MBMCounters++
+				}
+			}
+		}
+		st.Groups = append(st.Groups, gs)
 		for _, c := range sortedGroups(g.mons) {
 			walk(c)
 		}
@@ -43,6 +56,11 @@ func (s *Sim) Status() Status {
 	}
 	walk(m.root)
 	st.RMIDsUsed = len(st.Groups)
+	if m.assign.enabled {
+		for d := range m.opts.L3Domains {
+			st.MBMAvailable = append(st.MBMAvailable, m.assign.available(d))
+		}
+	}
 	return st
 }
 

@@ -42,6 +42,8 @@ func mountCommand() *cli.Command {
 			&cli.IntFlag{Name: "perf-pkg-rmids", Usage: "info/PERF_PKG_MON/num_rmids (default: --rmids)"},
 			&cli.DurationFlag{Name: "limbo", Usage: "how long a freed RMID stays dirty (mkdir says EBUSY meanwhile)"},
 			&cli.BoolFlag{Name: "task-lists", Usage: "accept comma-separated ids in one tasks write (Linux ≥ 6.2)"},
+			&cli.StringFlag{Name: "mbm-assign", Usage: "counter assignment of Linux ≥ 6.18: mbm_event or default (ABMC hardware mounted in that mode), default-only (no ABMC); empty: an older kernel"},
+			&cli.IntFlag{Name: "mbm-counters", Usage: "info/L3_MON/num_mbm_cntrs per domain with --mbm-assign mbm_event|default (default 32)"},
 			&cli.BoolFlag{Name: "debug", Usage: "add mon_hw_id/ctrl_hw_id files, as mount -o debug does"},
 			&cli.StringFlag{Name: "ctl-socket", Usage: "serve fault-injection commands on this unix socket"},
 			&cli.BoolFlag{Name: "mkdir", Usage: "create DIR if it does not exist"},
@@ -75,6 +77,8 @@ func runMount(c *cli.Context) error {
 		PerfPkgRMIDs:   c.Int("perf-pkg-rmids"),
 		LimboTime:      c.Duration("limbo"),
 		TaskLists:      c.Bool("task-lists"),
+		MBMAssign:      resctrlsim.MBMAssign(c.String("mbm-assign")),
+		MBMCounters:    c.Int("mbm-counters"),
 		Debug:          c.Bool("debug"),
 		Logf: func(format string, args ...any) {
 			fmt.Fprintf(os.Stderr, format+"\n", args...)

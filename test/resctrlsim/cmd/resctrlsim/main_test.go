@@ -71,9 +71,15 @@ func TestMountServesAndUnmountsOnSignal(t *testing.T) {
 	for _, sig := range []syscall.Signal{syscall.SIGTERM, syscall.SIGINT} {
 		dir := t.TempDir()
 		sock := filepath.Join(t.TempDir(), "ctl")
-		cmd := startMount(t, bin, dir, "--rmids", "3", "--ctl-socket", sock)
-		if got, _ := os.ReadFile(filepath.Join(dir, "info/L3_MON/num_rmids")); string(got) != "3\n" {
-			t.Errorf("num_rmids = %q", got)
+		cmd := startMount(t, bin, dir, "--rmids", "3", "--ctl-socket", sock, "--mbm-assign", "mbm_event", "--mbm-counters", "4")
+		for file, want := range map[string]string{
+			"info/L3_MON/num_rmids":       "3\n",
+			"info/L3_MON/mbm_assign_mode": "[mbm_event]\ndefault\n",
+			"info/L3_MON/num_mbm_cntrs":   "0=4\n",
+		} {
+			if got, _ := os.ReadFile(filepath.Join(dir, file)); string(got) != want {
+				t.Errorf("%s = %q, want %q", file, got, want)
+			}
 		}
 		if out, err := exec.Command(bin, "ctl", "--socket", sock, "fail", "mkdir", "1", "ENOSPC").CombinedOutput(); err != nil {
 			t.Fatalf("ctl: %v: %s", err, out)
@@ -152,6 +158,8 @@ func TestClearErrors(t *testing.T) {
 		"no dir":          {[]string{"mount"}, "want exactly one DIR"},
 		"bad rmids":       {[]string{"mount", "--rmids", "-1", t.TempDir()}, "num_rmids -1"},
 		"missing dir":     {[]string{"mount", "/nonexistent/x"}, "/nonexistent/x"},
+		"bad mbm-assign":  {[]string{"mount", "--mbm-assign", "abmc", t.TempDir()}, `mbm assign "abmc"`},
+		"lone counters":   {[]string{"mount", "--mbm-counters", "8", t.TempDir()}, "mbm counters 8: only with"},
 		"ctl no socket":   {[]string{"ctl", "--socket", "/nonexistent/s", "status"}, "control socket"},
 		"ctl bad command": {[]string{"ctl", "--socket", "/nonexistent/s", "explode"}, "unknown command"},
 	} {

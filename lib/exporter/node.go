@@ -4,9 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"net"
 	"os"
+	"sync"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
@@ -60,17 +62,52 @@ func NewNode(cfg config.Config, o NodeOptions) (*Node, error) {
 	so := o.ServeOptions
 	so.Log = log
 	extra := o.Healthy
+	h := &healthLog{log: log}
 	so.Healthy = func() error {
-		if _, err := src.Open(); err != nil {
+		err := func() error {
+			if _, err := src.Open(); err != nil {
+				return err
+			}
+			err := errors.Join(resctrlfs.Check(cfg.ResctrlRoot), dirReadable(cfg.StateDir))
+			if extra != nil {
+				err = errors.Join(err, extra())
+			}
 			return err
-		}
-		err := errors.Join(resctrlfs.Check(cfg.ResctrlRoot), dirExists(cfg.StateDir))
-		if extra != nil {
-			err = errors.Join(err, extra())
-		}
+		}()
+		h.saw(err)
 		return err
 	}
+	_ = so.Healthy() // says at start why it is not healthy, if it is not
 	return &Node{l: l, reg: reg, o: so}, nil
+}
+
+// healthLog logs each change of health once: a probe every few seconds must not flood the
+// log, and a 503 nobody reads the body of must still leave a line saying why.
+type healthLog struct {
+	log  *slog.Logger
+	mu   sync.Mutex
+	last string // the last reason; "" when healthy
+	seen bool
+}
+
+func (h *healthLog) saw(err error) {
+	why := ""
+	if err != nil {
+		why = err.Error()
+	}
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.seen && why == h.last {
+		return
+	}
+	wasBad := h.last != ""
+	h.seen, h.last = true, why
+	switch {
+	case err != nil:
+		h.log.Warn("unhealthy: /healthz answers 503", "err", err)
+	case wasBad:
+		h.log.Info("healthy again: /healthz answers 200")
+	}
 }
 
 // Addr is the address the node listens on.
@@ -82,9 +119,16 @@ func (n *Node) Serve(ctx context.Context) error {
 	return Serve(ctx, n.l, n.reg, n.o)
 }
 
-func dirExists(dir string) error {
-	if _, err := os.Stat(dir); err != nil {
-		return fmt.Errorf("state dir: %w", err)
+// dirReadable reads the state dir as the inventory will: a stat succeeds for a user that
+// may not list the directory (root's, 0700), and the inventory then reads nothing.
+func dirReadable(dir string) error {
+	f, err := os.Open(dir)
+	if err == nil {
+		_, err = f.Readdirnames(1)
+		_ = f.Close()
+	}
+	if err != nil && !errors.Is(err, io.EOF) {
+		return fmt.Errorf("state dir %s cannot be read: %w", dir, err)
 	}
 	return nil
 }

@@ -53,7 +53,7 @@ func newCounterMetric(file string) counterMetric {
 	if u.scale == 0 {
 		u.scale = 1
 	}
-	help := kind + " of the resctrl file mon_data/mon_<resource>_<domain>/" + file + " of the pod's monitoring group"
+	help := kind + " of the resctrl file mon_data/mon_<resource>_<NN>/" + file + " of the pod's monitoring group"
 	if u.word != "" {
 		help += ", in " + u.word
 	}

@@ -34,10 +34,17 @@ BIN       := bin
 # urfave/cli's man-page support pulls in a markdown library whose init costs the hook ~5 ms
 # on every call; the binaries do not need it.
 TAGS      := -tags urfave_cli_no_docs
+# The version the binaries (`resctrl-mon --version`) and the image (its tag and
+# org.opencontainers.image.version) carry: git's description of the checkout unless given.
+ifeq ($(origin VERSION),undefined)
+VERSION := $(shell git describe --always --dirty 2>/dev/null || echo unknown)
+endif
+REVISION := $(shell git rev-parse HEAD 2>/dev/null || echo unknown)
 # The binaries look for the config where this install puts it (/etc/resctrl-mon/config.yaml
 # unless CONFDIR, SYSCONFDIR or PREFIX say otherwise).
 # The runtime wrapper lists the hook where this install puts it (config key runtimeHook).
-GOLDFLAGS := -ldflags '-X github.com/resctrl-mon/resctrl-mon/lib/config.DefaultPath=$(CONFDIR)/config.yaml \
+GOLDFLAGS := -ldflags '-X github.com/resctrl-mon/resctrl-mon/lib/config.Version=$(VERSION) \
+  -X github.com/resctrl-mon/resctrl-mon/lib/config.DefaultPath=$(CONFDIR)/config.yaml \
   -X github.com/resctrl-mon/resctrl-mon/lib/config.DefaultHookPath=$(LIBEXECDIR)/resctrl-mon-hook'
 
 # Every binary is static: the image is FROM scratch (no libc), and in hooks mode the hook and
@@ -47,7 +54,7 @@ STATIC    := CGO_ENABLED=0
 
 export PATH := /usr/local/go/bin:$(GOBIN):$(PATH)
 
-.PHONY: all build test fuzz bench lint demo demo-prometheus install install-check uninstall clean deps runtimes docs
+.PHONY: all build image test fuzz bench lint demo demo-prometheus install install-check uninstall clean deps runtimes docs
 
 all: build
 
@@ -69,6 +76,14 @@ build:
 	$(STATIC) $(GO) build $(TAGS) $(GOLDFLAGS) -o $(BIN)/resctrl-mon ./cmd/resctrl-mon
 	$(STATIC) $(GO) build $(TAGS) $(GOLDFLAGS) -o $(BIN)/resctrl-mon-nri ./nri-adapter
 	$(STATIC) $(GO) build $(TAGS) $(GOLDFLAGS) -o $(BIN)/resctrl-mon-runtime ./cmd/resctrl-mon-runtime
+
+# The OCI image, built offline from the binaries above (install/image/build.sh: FROM scratch,
+# the four static binaries in /usr/local/bin and the default config), as an OCI archive named
+# localhost/resctrl-mon:$(VERSION) for `ctr -n k8s.io images import` or `podman load`.
+IMAGE        := $(BIN)/resctrl-mon-image.oci.tar
+IMAGE_SOURCE := https://github.com/resctrl-mon/resctrl-mon
+image: build
+	bash install/image/build.sh $(BIN) '$(VERSION)' '$(REVISION)' '$(IMAGE_SOURCE)' $(IMAGE)
 
 # Every test, the simulator's included. They need root, /dev/fuse and the runtimes; without
 # them most would skip and still print "ok", so test/preflight.sh (which also installs the

@@ -32,8 +32,9 @@ import (
 
 func main() {
 	app := &cli.App{
-		Name:  "resctrl-mon",
-		Usage: "per-pod resctrl monitoring groups: repair and inspect",
+		Name:    "resctrl-mon",
+		Usage:   "per-pod resctrl monitoring groups: repair and inspect",
+		Version: config.Version,
 		Description: "Every config key is also a global option, given before the command (resctrl-mon --stateDir DIR status): " +
 			"it overrides the config file and the key's RESCTRL_MON_ variable. An error is printed on stderr, with exit status 1.",
 		Flags: cliconfig.Flags(),

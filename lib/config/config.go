@@ -20,6 +20,10 @@ import (
 // so they read the config where that install put it. Nothing assigns it at run time.
 var DefaultPath = "/etc/resctrl-mon/config.yaml"
 
+// Version is this build's version (`git describe`, or make's VERSION), set by the build:
+// `-X github.com/resctrl-mon/resctrl-mon/lib/config.Version=$(VERSION)`.
+var Version = "dev"
+
 // DefaultHookPath is the resctrl-mon-hook the runtime wrapper adds to a bundle when the
 // config key runtimeHook is not set. Like DefaultPath it is a variable only so that the build
 // can set it: `make install` links the binaries with

@@ -110,13 +110,19 @@ func TestChartPrivileges(t *testing.T) {
 				t.Fatal("no DaemonSet rm-resctrl-mon rendered")
 			}
 			spec := get(ds, "spec", "template", "spec")
-			for key, want := range map[string]any{"hostPID": true, "hostNetwork": true, "priorityClassName": "system-node-critical", "automountServiceAccountToken": false} {
+			for key, want := range map[string]any{"hostPID": true, "hostNetwork": true, "priorityClassName": "system-node-critical"} {
 				if got := get(spec, key); got != want {
 					t.Errorf("%s = %v, want %v", key, got, want)
 				}
 			}
 			if tol := list(spec, "tolerations"); len(tol) != 1 || get(tol[0], "operator") != "Exists" || get(tol[0], "key") != nil {
 				t.Errorf("tolerations = %v, want one that tolerates every taint", tol)
+			}
+			// The service account may read its own DaemonSet, nothing else.
+			rules := list(render(t, "mode="+mode)["Role/rm-resctrl-mon"], "rules")
+			if len(rules) != 1 || fmt.Sprint(get(rules[0], "verbs")) != "[get]" || fmt.Sprint(get(rules[0], "resources")) != "[daemonsets]" ||
+				fmt.Sprint(get(rules[0], "resourceNames")) != "[rm-resctrl-mon]" {
+				t.Errorf("the Role's rules = %v, want get on its own DaemonSet only", rules)
 			}
 			containers := append(list(spec, "initContainers"), list(spec, "containers")...)
 			if len(containers) == 0 {
@@ -213,8 +219,15 @@ func TestChartModes(t *testing.T) {
 		t.Error("install-hooks does not mount the host's hooks dir")
 	}
 	rec := container(hooks, "containers", "reconcile")
-	if got := fmt.Sprint(get(rec, "lifecycle", "preStop", "exec", "command")); !strings.Contains(got, "host uninstall") {
-		t.Errorf("reconcile preStop = %s, want host uninstall", got)
+	// Whatever places containers takes everything away as it stops, but only when its
+	// DaemonSet is gone.
+	for _, c := range []any{rec, ad} {
+		got := fmt.Sprint(get(c, "lifecycle", "preStop", "exec", "command"))
+		for _, want := range []string{"host uninstall", "--unless-daemonset=monitoring/rm-resctrl-mon", "--release-groups"} {
+			if !strings.Contains(got, want) {
+				t.Errorf("%s preStop = %s, lacks %s", get(c, "name"), got, want)
+			}
+		}
 	}
 	for _, p := range []string{"/run/runc", "/run/containerd/runc", "/run/crun"} {
 		if m := mountAt(rec, p); m == nil || get(m, "readOnly") != true {

@@ -67,18 +67,41 @@ seccompProfile:
 {{- end -}}
 
 {{/*
-What every container that reads or writes groups mounts: resctrl (mounts made on the node
-later, such as resctrl itself after the pod started, propagate in), the shared state and
+What every container that reads or writes groups mounts: resctrl (with HostToContainer, a
+resctrl mounted on the node after the pod started appears in it), the shared state and
 snapshot dirs at the node's paths, and the node's cgroup tree (read-only; found through
 mountinfo wherever it is mounted) for pressure.
 */}}
 {{- define "resctrl-mon.mounts" -}}
 - {name: config, mountPath: /etc/resctrl-mon, readOnly: true}
-- {name: resctrl, mountPath: {{ .Values.config.resctrlRoot }}, mountPropagation: HostToContainer}
+- {name: resctrl, mountPath: {{ .Values.config.resctrlRoot }}
+  {{- with .Values.resctrlMountPropagation }}, mountPropagation: {{ . }}{{ end }}}
 - {name: state, mountPath: {{ .Values.config.stateDir }}}
 {{- $snap := .Values.config.snapshotDir }}
 {{- if and $snap (not (hasPrefix (printf "%s/" .Values.config.stateDir) $snap)) }}
 - {name: snapshots, mountPath: {{ $snap }}}
 {{- end }}
-- {name: cgroup, mountPath: /host/sys/fs/cgroup, readOnly: true, mountPropagation: HostToContainer}
+- {name: cgroup, mountPath: /host/sys/fs/cgroup, readOnly: true}
+{{- end -}}
+
+{{/*
+The preStop of the container that places (the adapter, or reconcile): when the pod stops
+because the chart is uninstalled (its DaemonSet is gone), take off the node what the chart put
+there (mode hooks: the hooks.d JSON, the hook, its config) and end every group resctrl-mon owns.
+A pod replaced, upgraded or drained finds its DaemonSet and leaves everything to the next.
+*/}}
+{{- define "resctrl-mon.leave" -}}
+- /usr/local/bin/resctrl-mon
+- --config=/etc/resctrl-mon/config.yaml
+- host
+- uninstall
+- --unless-daemonset={{ .Release.Namespace }}/{{ include "resctrl-mon.fullname" . }}
+{{- with .Values.kubernetesAPI }}
+- --api-server={{ . }}
+{{- end }}
+- --release-groups
+- --host-root=/host
+- --hook-path={{ .Values.hooks.hookPath }}
+- --hooks-dir={{ .Values.hooks.hooksDir }}
+- --config-path={{ .Values.hooks.configPath }}
 {{- end -}}

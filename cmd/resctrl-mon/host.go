@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -38,9 +39,11 @@ func hostCommand() *cli.Command {
 			),
 			Action: hostInstall,
 		}, {
-			Name:   "uninstall",
-			Usage:  "remove what install recorded in the manifest (JSON first, then the binary and config), nothing else",
-			Flags:  where,
+			Name:  "uninstall",
+			Usage: "remove what install recorded in the manifest (JSON first, then the binary and config), nothing else",
+			Description: "The Helm chart's pods run it as they stop, with --unless-daemonset (only an uninstall takes\n" +
+				"anything away) and --release-groups (no RMID outlives resctrl-mon).",
+			Flags:  append(where, unlessDaemonSetFlag, apiServerFlag, releaseGroupsFlag),
 			Action: hostUninstall,
 		}},
 	}
@@ -85,10 +88,20 @@ func hostUninstall(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
+	if gone, why := leaving(c); !gone {
+		fmt.Fprintf(c.App.Writer, "kept everything: %s\n", why)
+		return nil
+	} else if c.IsSet(unlessDaemonSetFlag.Name) {
+		fmt.Fprintf(c.App.Writer, "uninstalling: %s\n", why)
+	}
 	res, err := hostinstall.Uninstall(o)
 	printResult(c, res)
 	if err == nil && len(res.Removed) == 0 {
 		fmt.Fprintf(c.App.Writer, "nothing to remove: no manifest at %s\n", o.ManifestPath())
+	}
+	// The hooks first, so that no container is placed into a group about to go.
+	if c.Bool(releaseGroupsFlag.Name) {
+		err = errors.Join(err, releaseGroups(c))
 	}
 	return err
 }

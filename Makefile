@@ -65,9 +65,10 @@ deps:
 # /var/cache/resctrl-mon-test (RESCTRLMON_TEST_CACHE) once: ~10 minutes on a fresh 2-core
 # machine, nothing when they are there. The tests never build them (go test would time out).
 # The one-node Kubernetes of test/k8s (kubelet, control plane, kubectl, etcd, helm, CNI's
-# loopback) comes the same way: ~15 more minutes the first time.
+# loopback, and a Prometheus with Kubernetes service discovery, which Debian's lacks) comes
+# the same way: ~20 more minutes the first time.
 runtimes: deps
-	@for r in crictl crio containerd helm cni etcd kubernetes; do bash test/runtimes/$$r.sh >/dev/null || exit 1; done
+	@for r in crictl crio containerd helm cni etcd kubernetes prometheus; do bash test/runtimes/$$r.sh >/dev/null || exit 1; done
 
 build:
 	$(STATIC) $(GO) build $(TAGS) ./...

@@ -39,14 +39,14 @@ func StartPrometheus(t testing.TB, targets ...ScrapeTarget) *Prometheus {
 			jobs += fmt.Sprintf("    basic_auth:\n      username: %q\n      password: %q\n", tg.User, tg.Password)
 		}
 	}
-	return StartPrometheusJobs(t, jobs)
+	return StartPrometheusWith(t, lookBin(t, "prometheus"), jobs)
 }
 
-// StartPrometheusJobs starts Prometheus with scrape_configs given as YAML (a list at two
-// spaces' indent), such as Kubernetes service discovery, and waits until it is ready.
-func StartPrometheusJobs(t testing.TB, jobs string) *Prometheus {
+// StartPrometheusWith starts the Prometheus at bin with scrape_configs given as YAML (a list
+// at two spaces' indent), such as Kubernetes service discovery (which Debian's build lacks),
+// and waits until it is ready.
+func StartPrometheusWith(t testing.TB, bin, jobs string) *Prometheus {
 	t.Helper()
-	bin := lookBin(t, "prometheus")
 	dir := shortTempDir(t, "e2e-prom-")
 	cfg := "global:\n  scrape_interval: 1s\n  scrape_timeout: 900ms\n  evaluation_interval: 1s\nscrape_configs:\n" + jobs
 	cfgPath := filepath.Join(dir, "prometheus.yml")

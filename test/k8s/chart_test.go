@@ -327,6 +327,10 @@ func TestChartOptional(t *testing.T) {
 	if p := get(ds, "spec", "template", "spec", "containers", "0", "ports", "0", "containerPort"); p != 9500 {
 		t.Errorf("metrics port = %v, want 9500", p)
 	}
+	// The probe asks where the exporter listens: a host-network pod's address is the node's.
+	if h := get(ds, "spec", "template", "spec", "containers", "0", "readinessProbe", "httpGet", "host"); h != "127.0.0.1" {
+		t.Errorf("readiness probe host = %v, want 127.0.0.1 (exporter.listen's)", h)
+	}
 	dash := fmt.Sprint(get(all["ConfigMap/rm-resctrl-mon-dashboard"], "data", "resctrl-mon.json"))
 	want, err := os.ReadFile(filepath.Join(repoRoot(t), "install", "grafana", "resctrl-mon.json"))
 	if err != nil {

@@ -61,7 +61,7 @@ mkimage() {
 	local p=(podman --root "$w/st" --runroot "$w/run" --tmpdir "$w/tmp" --storage-driver vfs --cgroup-manager cgroupfs)
 	CONTAINERS_CONF=$w/containers.conf "${p[@]}" import \
 		--change 'ENV PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin' \
-		--change 'CMD ["/bin/sleep","infinity"]' "$w/rootfs.tar" "$IMG" >/dev/null
+		--change 'CMD ["/bin/sleep","infinity"]' "$w/rootfs.tar" "$IMG" >/dev/null 2>&1
 	CONTAINERS_CONF=$w/containers.conf "${p[@]}" save --format oci-archive --output "$out" "$IMG" >/dev/null 2>&1
 	grep -o " $w[^ ]*" /proc/mounts | sort -r | xargs -r -n1 umount 2>/dev/null || true
 	rm -rf "$w"

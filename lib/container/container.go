@@ -19,4 +19,8 @@ type Container struct {
 	// NRI adapter: the PodSandbox); nil means from Annotations and CgroupsPath, as a hook
 	// reads them. Annotations then serve the opt-in/opt-out filters only.
 	Pod *identity.Identity
+	// PodCgroup is the pod's cgroup as the runtime that told Pod named it (NRI: the
+	// sandbox's cgroup parent); with Pod nil it is read from CgroupsPath
+	// (identity.PodCgroup).
+	PodCgroup string
 }

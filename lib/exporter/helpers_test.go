@@ -58,13 +58,21 @@ func newEnv(t *testing.T, host *psi.Host) *env {
 // place puts pid in pod uid's group as container id.
 func (e *env) place(t *testing.T, uid, id string, pid int) {
 	t.Helper()
+	e.placeIn(t, uid, id, pid, "")
+}
+
+// placeIn places a container as place does, as CRI-O would with the spec's cgroupsPath
+// naming its cgroup (the pod's cgroup is its parent).
+func (e *env) placeIn(t *testing.T, uid, id string, pid int, cgroupsPath string) {
+	t.Helper()
 	a := map[string]string{identity.CRIOPodUID: uid, identity.CRIOSandboxID: strings.Repeat(uid[:1], 64),
 		identity.CRIOContainerType: "container", identity.CRIOPodNamespace: "shop", identity.CRIOPodName: "pod-" + uid[:4]}
 	idn, err := identity.FromAnnotations(id, a)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if out, err := e.m.Place(lifecycle.Placement{ContainerID: id, Pid: pid, Pod: idn, Annotations: a}); err != nil {
+	p := lifecycle.Placement{ContainerID: id, Pid: pid, Pod: idn, Annotations: a, PodCgroup: identity.PodCgroup(idn, id, cgroupsPath)}
+	if out, err := e.m.Place(p); err != nil {
 		t.Fatalf("place %s: %+v, %v", id, out, err)
 	}
 }

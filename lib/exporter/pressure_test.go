@@ -52,7 +52,7 @@ func TestPodPressure(t *testing.T) {
 		if err := os.WriteFile(filepath.Join(podDir, c, "cgroup.procs"), []byte(strconv.Itoa(pid)), 0o644); err != nil {
 			t.Fatal(err)
 		}
-		e.place(t, uidBusy, c, pid)
+		e.placeIn(t, uidBusy, c, pid, "/"+filepath.Base(podDir)+"/"+c)
 	}
 	f := e.waitFor(t, "the pod's cpu pressure", func(f map[string]*dto.MetricFamily) bool {
 		return f["resctrl_mon_pressure_cpu_waiting_seconds_total"] != nil

@@ -169,7 +169,8 @@ func create(m *lifecycle.Manager, st specs.State, late *atomic.Value) (lifecycle
 	if err != nil {
 		return out, err
 	}
-	p := lifecycle.Placement{ContainerID: st.ID, Pid: st.Pid, Pod: idn, Annotations: st.Annotations, Class: ocistate.Class(ocistate.IntelRdt(spec), st.ID), Cgroup: cgroup}
+	p := lifecycle.Placement{ContainerID: st.ID, Pid: st.Pid, Pod: idn, Annotations: st.Annotations, Class: ocistate.Class(ocistate.IntelRdt(spec), st.ID), Cgroup: cgroup,
+		PodCgroup: identity.PodCgroup(idn, st.ID, ocistate.CgroupsPath(spec))}
 	if group := m.GroupOf(p); group != "" {
 		late.Store(func() error { return m.MarkLate(group, st.ID, markLateWait) })
 	}

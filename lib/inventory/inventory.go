@@ -9,7 +9,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"path"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -89,8 +88,9 @@ type Pod struct {
 	Created    time.Time     `json:"created"`
 	Age        time.Duration `json:"age"`
 	Containers []Container   `json:"containers"`
-	// Cgroup is the pod's cgroup v2 path: the common parent of its containers' cgroups
-	// (kubelet's pod cgroup), "" when they have none in common or none is known.
+	// Cgroup is the pod's cgroup v2 path, the one its runtime named as the pod's (the
+	// sandbox's cgroup parent, podman's pod cgroup; see state.Record.PodCgroup); "" when
+	// it named none, as for a container with no pod.
 	Cgroup string `json:"cgroup,omitempty"`
 	Tasks  int    `json:"tasks"` // tasks in the group that can still run
 	// Readings and Missing are the group's counters (Pods with counters only).
@@ -114,7 +114,7 @@ func (inv *Inventory) Pods(o Options) ([]Pod, error) {
 	for _, r := range recs {
 		p := Pod{Group: r.Group, Path: r.Path, Class: r.Class, PodUID: r.PodUID, Namespace: r.Namespace, PodName: r.PodName,
 			Created: r.Created, Age: now.Sub(r.Created).Round(time.Second), Containers: containers(r)}
-		p.Cgroup = commonParent(p.Containers)
+		p.Cgroup = r.PodCgroup
 		dir := filepath.Join(inv.root, r.Path)
 		_, statErr := os.Stat(dir)
 		p.State, p.Detail = stateOf(r, statErr == nil, now)
@@ -180,25 +180,6 @@ func containers(r state.Record) []Container {
 	}
 	slices.SortFunc(out, func(a, b Container) int { return strings.Compare(a.ID, b.ID) })
 	return out
-}
-
-// commonParent is the parent cgroup all containers share.
-func commonParent(cs []Container) string {
-	parent := ""
-	for _, c := range cs {
-		if c.Cgroup == "" {
-			return ""
-		}
-		p := path.Dir(c.Cgroup)
-		if parent != "" && p != parent {
-			return ""
-		}
-		parent = p
-	}
-	if parent == "/" {
-		return ""
-	}
-	return parent
 }
 
 // liveTasks counts a group's tasks that can still run (zombies' counts are final).

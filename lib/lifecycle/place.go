@@ -4,7 +4,9 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path"
 	"slices"
+	"strings"
 	"syscall"
 	"time"
 
@@ -33,6 +35,11 @@ type Placement struct {
 	// Cgroup is the init's cgroup v2 path when the front end has read it already (the hook
 	// reads /proc/<pid>/cgroup for its own check); "" makes Place read it.
 	Cgroup string
+	// PodCgroup is the pod's cgroup as the runtime named it (NRI: the sandbox's cgroup
+	// parent; the hook: identity.PodCgroup of the spec's cgroupsPath), a cgroupfs path or a
+	// systemd slice name; "" when it named none. It is recorded as the pod's only if it is
+	// the parent of the container's cgroup.
+	PodCgroup string
 	// Late says the container has already run: its runtime gave no pid before it started
 	// (NRI's PostStartContainer fallback, CRI-O before 1.36). Every task of its cgroup is
 	// moved, not just the init's threads, and the pod is marked late-assigned: what they
@@ -144,6 +151,9 @@ func (m *Manager) reserve(p Placement, name string, st procfs.Stat, out *Outcome
 		// the tasks write then leaves a group reconcile knows is ours (and completes or
 		// removes), not an unprovable orphan holding an RMID forever.
 		m.recordContainer(&tx.Rec, p.ContainerID, p.Pid, &st, p.Cgroup)
+		if pc := podCgroupV2(p.PodCgroup, tx.Rec.Cgroups[p.ContainerID]); pc != "" {
+			tx.Rec.PodCgroup = pc
+		}
 		tx.Rec.IdleSince = nil
 		if err := errors.Join(tx.Save(), m.store.BindContainer(p.ContainerID, name)); err != nil {
 			return err
@@ -376,6 +386,29 @@ func (m *Manager) recordContainer(rec *state.Record, id string, pid int, st *pro
 		}
 		rec.Cgroups[id] = cg
 	}
+}
+
+// podCgroupV2 is the cgroup v2 path of the pod's cgroup the runtime named (see
+// Placement.PodCgroup): the parent of the container's cgroup v2 path when it is that cgroup,
+// else "".
+func podCgroupV2(named, container string) string {
+	parent := path.Dir(container)
+	if named == "" || container == "" || parent == "/" || parent == "." {
+		return ""
+	}
+	if strings.HasPrefix(named, "/") {
+		// A cgroupfs path, as the cgroup2 mount shows it (or, in another cgroup namespace,
+		// ends it).
+		if strings.HasSuffix(parent, named) {
+			return parent
+		}
+		return ""
+	}
+	// A systemd slice: its directory is named as the slice.
+	if path.Base(parent) == named {
+		return parent
+	}
+	return ""
 }
 
 // sameInit reports whether the record holds the container with this very init (pid and

@@ -265,6 +265,13 @@ func (m *Manager) syncContainers(rec *state.Record, w *wanted) error {
 			}
 			m.recordContainer(rec, c.ID, c.Pid, st, "")
 		}
+		named := c.PodCgroup
+		if c.Pod == nil {
+			named = identity.PodCgroup(w.idn, c.ID, c.CgroupsPath)
+		}
+		if pc := podCgroupV2(named, rec.Cgroups[c.ID]); pc != "" {
+			rec.PodCgroup = pc
+		}
 		if g, _ := m.store.ContainerGroup(c.ID); g != w.name {
 			errs = append(errs, m.store.BindContainer(c.ID, w.name))
 		}
@@ -403,7 +410,7 @@ func (m *Manager) unbindDead(live []container.Container) error {
 
 // sameRecord reports whether a save would change nothing that matters.
 func sameRecord(a, b state.Record) bool {
-	if !a.Created.Equal(b.Created) || a.NRI != b.NRI || a.Pending != b.Pending || a.LateAssigned != b.LateAssigned || (a.IdleSince == nil) != (b.IdleSince == nil) ||
+	if !a.Created.Equal(b.Created) || a.NRI != b.NRI || a.PodCgroup != b.PodCgroup || a.Pending != b.Pending || a.LateAssigned != b.LateAssigned || (a.IdleSince == nil) != (b.IdleSince == nil) ||
 		a.RemoveFailed != b.RemoveFailed || len(a.Containers) != len(b.Containers) {
 		return false
 	}

@@ -107,7 +107,7 @@ func liveContainers(pods []*api.PodSandbox, ctrs []*api.Container, sel config.Se
 			continue
 		}
 		live = append(live, container.Container{ID: c.GetId(), Runtime: "nri", Pid: pid, Annotations: annotations(pod, c),
-			ClosID: class(c), CgroupsPath: c.GetLinux().GetCgroupsPath(), Pod: idn})
+			ClosID: class(c), CgroupsPath: c.GetLinux().GetCgroupsPath(), Pod: idn, PodCgroup: pod.GetLinux().GetCgroupParent()})
 	}
 	return live, refused
 }

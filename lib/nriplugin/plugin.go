@@ -253,7 +253,7 @@ func (p *Plugin) place(event string, pod *api.PodSandbox, ctr *api.Container, in
 				return result{pid: pid, err: errNoInit}
 			}
 			pl := lifecycle.Placement{ContainerID: ctr.GetId(), Pid: pid, Pod: idn,
-				Annotations: annotations(pod, ctr), Class: class(ctr), Late: late}
+				Annotations: annotations(pod, ctr), Class: class(ctr), Late: late, PodCgroup: pod.GetLinux().GetCgroupParent()}
 			out, err := m.Place(pl)
 			return result{out: out, err: err, pid: pid}
 		})

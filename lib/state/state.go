@@ -48,6 +48,10 @@ type Record struct {
 	// Cgroups holds each container's cgroup v2 path (the "0::" line of /proc/<pid>/cgroup,
 	// relative to the cgroup2 mount), for the pressure (PSI) readers.
 	Cgroups map[string]string `json:"cgroups,omitempty"`
+	// PodCgroup is the pod's cgroup v2 path, as its runtime named it (the sandbox's cgroup
+	// parent, podman's pod cgroup) and found as the parent of a container's; "" when the
+	// runtime named none (a container with no pod: its parent is a whole slice).
+	PodCgroup string `json:"podCgroup,omitempty"`
 	Created time.Time         `json:"created"`
 	// IdleSince is when the last container left; the group is kept for the retention window.
 	IdleSince *time.Time `json:"idleSince,omitempty"`

@@ -51,8 +51,8 @@ type Record struct {
 	// PodCgroup is the pod's cgroup v2 path, as its runtime named it (the sandbox's cgroup
 	// parent, podman's pod cgroup) and found as the parent of a container's; "" when the
 	// runtime named none (a container with no pod: its parent is a whole slice).
-	PodCgroup string `json:"podCgroup,omitempty"`
-	Created time.Time         `json:"created"`
+	PodCgroup string    `json:"podCgroup,omitempty"`
+	Created   time.Time `json:"created"`
 	// IdleSince is when the last container left; the group is kept for the retention window.
 	IdleSince *time.Time `json:"idleSince,omitempty"`
 	// Pending says why the group or a container could not be placed (e.g. no free RMID);

@@ -167,3 +167,8 @@ func (sampleNode) Pods(inventory.Options) ([]inventory.Pod, error) {
 func (sampleNode) RMIDs() (inventory.RMIDs, error)             { return inventory.RMIDs{Used: 1, Total: 64}, nil }
 func (sampleNode) Failures(time.Time) ([]state.Failure, error) { return nil, nil }
 func (sampleNode) Counts() (map[string]uint64, error)          { return map[string]uint64{}, nil }
+
+// Assignment is a node in mbm_event mode, so the counter assignment metrics are documented.
+func (sampleNode) Assignment() (resctrlfs.Assignment, error) {
+	return resctrlfs.Assignment{Mode: resctrlfs.AssignModeEvent, Counters: map[string]int{"0": 32}, Available: map[string]int{"0": 30}}, nil
+}

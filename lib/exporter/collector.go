@@ -22,6 +22,7 @@ type Source interface {
 	RMIDs() (inventory.RMIDs, error)
 	Failures(since time.Time) ([]state.Failure, error)
 	Counts() (map[string]uint64, error)
+	Assignment() (resctrlfs.Assignment, error)
 }
 
 var _ Source = (*inventory.Inventory)(nil)
@@ -49,6 +50,7 @@ type Collector struct {
 	other                                                                                  *prometheus.Desc
 	podInfo, groups, rmidsUsed, rmidsTotal, snapshots, psiAvailable, duration, inventoryUp *prometheus.Desc
 	outcomes, snapshotsWritten                                                             *prometheus.Desc
+	mbmAssigned, mbmCounters, mbmAvailable                                                 *prometheus.Desc
 
 	resets, readErrors, failures, sourceErrors *prometheus.CounterVec
 
@@ -90,8 +92,13 @@ func New(src Source, o Options) (*Collector, error) {
 	c.psiAvailable = prometheus.NewDesc(Prefix+"pressure_available", "1 if the kernel keeps pressure stall information (PSI), else 0.", nil, nil)
 	c.inventoryUp = prometheus.NewDesc(Prefix+"inventory_up", "1 if the registry of groups could be read in this scrape (groups and pods are exported), else 0.", nil, nil)
 	c.duration = prometheus.NewDesc(Prefix+"scrape_duration_seconds", "How long collecting these metrics took.", nil, nil)
+	c.mbmAssigned = prometheus.NewDesc(Prefix+"mbm_assigned",
+		"In mbm_event counter assignment mode (Linux ≥ 6.18, AMD ABMC): 1 if the kernel counts the pod's bandwidth counter in that domain (a hardware counter is assigned), 0 if it reads Unassigned and has no series; absent in other modes.",
+		append(slices.Clone(counterLabels), "counter"), nil)
+	c.mbmCounters = prometheus.NewDesc(Prefix+"mbm_counters", "In mbm_event counter assignment mode: num_mbm_cntrs, the assignable bandwidth counters of each domain (two per group counted).", []string{"resource", "domain"}, nil)
+	c.mbmAvailable = prometheus.NewDesc(Prefix+"mbm_counters_available", "In mbm_event counter assignment mode: available_mbm_cntrs, the bandwidth counters of each domain no group holds.", []string{"resource", "domain"}, nil)
 	c.resets = prometheus.NewCounterVec(prometheus.CounterOpts{Name: Prefix + "counter_resets_total",
-		Help: "Counter readings lower than the last one (decrease) or a group's new life (new_life): absorbed, never exported as a reset."}, []string{"cause"})
+		Help: "Counter readings lower than the last one (decrease), a group's new life (new_life), or a bandwidth counter newly assigned by the kernel, which counts from zero (assignment): absorbed, never exported as a reset."}, []string{"cause"})
 	c.readErrors = prometheus.NewCounterVec(prometheus.CounterOpts{Name: Prefix + "counter_read_errors_total",
 		Help: "Counter files that gave no number, by reason; their series were left out of that scrape."}, []string{"reason"})
 	c.failures = prometheus.NewCounterVec(prometheus.CounterOpts{Name: Prefix + "failures_total",
@@ -99,7 +106,7 @@ func New(src Source, o Options) (*Collector, error) {
 	c.sourceErrors = prometheus.NewCounterVec(prometheus.CounterOpts{Name: Prefix + "source_errors_total",
 		Help: "Reads that failed while collecting, by source; the rest was still exported."}, []string{"source"})
 	// Every label value from the start: rate() needs a series before its first increase.
-	for _, cause := range []string{CauseDecrease, CauseNewLife} {
+	for _, cause := range []string{CauseDecrease, CauseNewLife, CauseAssignment} {
 		c.resets.WithLabelValues(cause)
 	}
 	for _, r := range ReadErrorReasons {
@@ -132,7 +139,7 @@ func (c *Collector) Describe(ch chan<- *prometheus.Desc) {
 		ch <- m.desc
 	}
 	for _, d := range []*prometheus.Desc{c.other, c.podInfo, c.groups, c.rmidsUsed, c.rmidsTotal, c.snapshots, c.psiAvailable, c.duration, c.inventoryUp,
-		c.outcomes, c.snapshotsWritten} {
+		c.outcomes, c.snapshotsWritten, c.mbmAssigned, c.mbmCounters, c.mbmAvailable} {
 		ch <- d
 	}
 	for _, v := range []*prometheus.CounterVec{c.resets, c.readErrors, c.failures, c.sourceErrors} {
@@ -153,13 +160,17 @@ func (c *Collector) Collect(ch chan<- prometheus.Metric) {
 	if err != nil {
 		c.sourceError(SourceRegistry, err)
 	}
+	asg, aerr := c.src.Assignment()
+	if aerr != nil {
+		c.sourceError(SourceAssignment, aerr)
+	}
 	byState := map[inventory.State]int{}
 	live := make(map[string]bool, len(pods))
 	for _, p := range pods {
 		byState[p.State]++
 		live[p.Path] = true
 		c.emit(ch, c.podInfo, prometheus.GaugeValue, 1, p.PodUID, p.Namespace, p.PodName, p.Path, p.Class, string(p.State))
-		c.collectCounters(ch, p)
+		c.collectCounters(ch, p, asg.Counting())
 	}
 	up := 0.0
 	if err == nil || len(pods) > 0 {
@@ -176,6 +187,7 @@ func (c *Collector) Collect(ch chan<- prometheus.Metric) {
 	}
 	c.emit(ch, c.inventoryUp, prometheus.GaugeValue, up)
 	c.collectHealth(ch)
+	c.collectAssignment(ch, asg)
 	c.collectPSI(ch, pods)
 	for _, v := range []*prometheus.CounterVec{c.resets, c.readErrors, c.failures, c.sourceErrors} {
 		v.Collect(ch)
@@ -203,9 +215,11 @@ const (
 	SourceSnapshots = "snapshots" // the snapshot directory
 	SourceCgroup    = "cgroup"    // the cgroup2 mount, for pressure
 	SourceLabels    = "labels"    // a label value that is not UTF-8
+	// SourceAssignment: info/L3_MON/mbm_assign_mode and the counters of each domain.
+	SourceAssignment = "assignment"
 )
 
-var sources = []string{SourceRegistry, SourceRMIDs, SourceFailures, SourceCounts, SourceSnapshots, SourceCgroup, SourceLabels}
+var sources = []string{SourceRegistry, SourceRMIDs, SourceFailures, SourceCounts, SourceSnapshots, SourceCgroup, SourceLabels, SourceAssignment}
 
 func (c *Collector) sourceError(source string, err error) {
 	c.sourceErrors.WithLabelValues(source).Inc()

@@ -15,14 +15,23 @@ const (
 	CauseDecrease = "decrease"
 	// CauseNewLife: the group was re-made (a new RMID): its series start from a new baseline.
 	CauseNewLife = "new_life"
+	// CauseAssignment: a bandwidth counter read Unassigned, then a number: the kernel assigned
+	// it a hardware counter, which counts from zero (Linux ≥ 6.18 mbm_event mode), so the
+	// whole reading is new traffic.
+	CauseAssignment = "assignment"
 )
 
 // ReasonDomain: a mon_data directory whose name is not mon_<resource>_<id>.
 const ReasonDomain = "domain"
 
 // ReadErrorReasons label resctrl_mon_counter_read_errors_total: the kernel's words for "no
-// sample", and resctrlfs's for a file that could not be read or parsed.
-var ReadErrorReasons = []string{"Unavailable", "Error", "Unassigned", resctrlfs.ReasonUnreadable, resctrlfs.ReasonMalformed, ReasonDomain}
+// sample", and resctrlfs's for a file that could not be read or parsed. "Unassigned" is not
+// one: it is the state of a counter in mbm_event mode (resctrl_mon_mbm_assigned), not a
+// failed read.
+var ReadErrorReasons = []string{"Unavailable", "Error", resctrlfs.ReasonUnreadable, resctrlfs.ReasonMalformed, ReasonDomain}
+
+// unassigned is the kernel's word for a bandwidth counter without a hardware counter.
+const unassigned = "Unassigned"
 
 // groupTrack is what the collector remembers of one group: the life it last read, and per
 // series the last raw reading and what it exported.
@@ -36,11 +45,42 @@ type seriesKey struct{ domain, counter string }
 type track struct {
 	raw, out float64
 	rebase   bool // the group began a new life: the next reading is a baseline
+	fresh    bool // the counter read Unassigned: the next reading counts from zero
 }
 
 // advance takes a cumulative counter's new raw reading and returns the value to export:
 // the package doc's "counters never step backwards".
 func (c *Collector) advance(p inventory.Pod, domain, counter string, raw float64) float64 {
+	t, created := c.track(p, domain, counter, raw)
+	switch {
+	case t.rebase:
+		c.resets.WithLabelValues(CauseNewLife).Inc()
+		t.raw, t.rebase, t.fresh = raw, false, false
+	case t.fresh:
+		c.resets.WithLabelValues(CauseAssignment).Inc()
+		t.out += raw
+		t.raw, t.fresh = raw, false
+	case created:
+	case raw < t.raw:
+		c.resets.WithLabelValues(CauseDecrease).Inc()
+		t.raw = raw
+	default:
+		t.out += raw - t.raw
+		t.raw = raw
+	}
+	return t.out
+}
+
+// unassign notes that a counter read Unassigned: when the kernel assigns it a counter, that
+// counter starts from zero.
+func (c *Collector) unassign(p inventory.Pod, domain, counter string) {
+	t, _ := c.track(p, domain, counter, 0)
+	// Even in a new life: what the new counter reads is all new traffic.
+	t.fresh, t.rebase = true, false
+}
+
+// track returns a series' track, made with raw as its baseline if it had none.
+func (c *Collector) track(p inventory.Pod, domain, counter string, raw float64) (*track, bool) {
 	g := c.tracks[p.Path]
 	if g == nil {
 		g = &groupTrack{life: p.Created, series: map[seriesKey]*track{}}
@@ -53,22 +93,12 @@ func (c *Collector) advance(p inventory.Pod, domain, counter string, raw float64
 		}
 	}
 	k := seriesKey{domain, counter}
-	t := g.series[k]
-	switch {
-	case t == nil:
-		t = &track{raw: raw}
-		g.series[k] = t
-	case t.rebase:
-		c.resets.WithLabelValues(CauseNewLife).Inc()
-		t.raw, t.rebase = raw, false
-	case raw < t.raw:
-		c.resets.WithLabelValues(CauseDecrease).Inc()
-		t.raw = raw
-	default:
-		t.out += raw - t.raw
-		t.raw = raw
+	if t := g.series[k]; t != nil {
+		return t, false
 	}
-	return t.out
+	t := &track{raw: raw}
+	g.series[k] = t
+	return t, true
 }
 
 // prune forgets the groups that are no longer in the registry: the collector's memory is
@@ -81,10 +111,20 @@ func (c *Collector) prune(live map[string]bool) {
 	}
 }
 
-// collectCounters exports one group's readings and counts the counters that gave none.
-func (c *Collector) collectCounters(ch chan<- prometheus.Metric, p inventory.Pod) {
+// collectCounters exports one group's readings and counts the counters that gave none. In
+// mbm_event mode (counting) it says for each bandwidth counter whether the kernel counts it.
+func (c *Collector) collectCounters(ch chan<- prometheus.Metric, p inventory.Pod, counting bool) {
 	for _, m := range p.Missing {
-		c.readErrors.WithLabelValues(m.Reason).Inc()
+		if m.Reason != unassigned {
+			c.readErrors.WithLabelValues(m.Reason).Inc()
+			continue
+		}
+		if cum, _ := resctrlfs.CounterMeta(m.Name); cum {
+			c.unassign(p, m.Domain, m.Name)
+		}
+		if res, id, err := resctrlfs.DomainID(m.Domain); err == nil && counting && assignable(m.Name) {
+			c.emit(ch, c.mbmAssigned, prometheus.GaugeValue, 0, p.PodUID, p.Namespace, p.PodName, p.Path, p.Class, res, id, m.Name)
+		}
 	}
 	exists := p.State != inventory.Pending && p.State != inventory.Missing
 	if exists && len(p.Readings) == 0 && len(p.Missing) == 0 {
@@ -102,10 +142,31 @@ func (c *Collector) collectCounters(ch chan<- prometheus.Metric, p inventory.Pod
 			c.emit(ch, c.other, prometheus.GaugeValue, r.Value, p.PodUID, p.Namespace, p.PodName, p.Path, p.Class, res, id, r.Name)
 			continue
 		}
+		if counting && assignable(r.Name) {
+			c.emit(ch, c.mbmAssigned, prometheus.GaugeValue, 1, p.PodUID, p.Namespace, p.PodName, p.Path, p.Class, res, id, r.Name)
+		}
 		v, t := r.Value, prometheus.GaugeValue
 		if m.cumulative {
 			v, t = c.advance(p, r.Domain, r.Name, r.Value), prometheus.CounterValue
 		}
 		c.emit(ch, m.desc, t, v*m.scale, p.PodUID, p.Namespace, p.PodName, p.Path, p.Class, res, id)
+	}
+}
+
+// assignable reports whether a counter needs an assigned hardware counter in mbm_event mode.
+func assignable(counter string) bool {
+	return counter == resctrlfs.MBMTotal || counter == resctrlfs.MBMLocal
+}
+
+// collectAssignment exports the node's bandwidth counters in mbm_event mode.
+func (c *Collector) collectAssignment(ch chan<- prometheus.Metric, a resctrlfs.Assignment) {
+	if !a.Counting() {
+		return
+	}
+	for id, n := range a.Counters {
+		c.emit(ch, c.mbmCounters, prometheus.GaugeValue, float64(n), "L3", id)
+	}
+	for id, n := range a.Available {
+		c.emit(ch, c.mbmAvailable, prometheus.GaugeValue, float64(n), "L3", id)
 	}
 }

@@ -19,7 +19,10 @@ type fake struct {
 	pods   []inventory.Pod
 	fails  []state.Failure
 	counts map[string]uint64
+	assign resctrlfs.Assignment
 }
+
+func (f *fake) Assignment() (resctrlfs.Assignment, error) { return f.assign, nil }
 
 func (f *fake) Counts() (map[string]uint64, error) { return f.counts, nil }
 
@@ -206,4 +209,100 @@ func (s *switchable) Pods(o inventory.Options) ([]inventory.Pod, error) {
 		return nil, errors.New("state dir: permission denied")
 	}
 	return s.fake.Pods(o)
+}
+
+// TestUnassigned: in mbm_event mode a counter that reads Unassigned has no series and is no
+// read error, the pod's mbm_assigned says 0; when a counter is assigned again its whole
+// reading is new traffic (the kernel's counter starts from zero), counted as an assignment.
+func TestUnassigned(t *testing.T) {
+	t.Parallel()
+	const none = -1 // the counter reads Unassigned
+	for _, tc := range []struct {
+		name  string
+		steps []float64 // raw readings
+		want  []float64 // exported (none: no series)
+	}{
+		{"assigned, taken away, given back", []float64{500, 600, none, 40, 90}, []float64{0, 100, none, 140, 190}},
+		{"unassigned from the start", []float64{none, none, 30, 45}, []float64{none, none, 30, 45}},
+		{"taken away twice", []float64{10, none, 5, none, 7}, []float64{0, none, 5, none, 12}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			src := &fake{assign: resctrlfs.Assignment{Mode: resctrlfs.AssignModeEvent,
+				Counters: map[string]int{"0": 32}, Available: map[string]int{"0": 7}}}
+			c, err := New(src, Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			reg := prometheus.NewPedanticRegistry()
+			reg.MustRegister(c)
+			assignments := 0.0
+			for i, raw := range tc.steps {
+				p := pod(1, raw)
+				if raw == none {
+					p.Readings = nil
+					p.Missing = []resctrlfs.Missing{{Domain: "mon_L3_00", Name: "mbm_total_bytes", Reason: "Unassigned"}}
+				} else if i > 0 && tc.steps[i-1] == none {
+					assignments++
+				}
+				src.pods = []inventory.Pod{p}
+				mfs, err := reg.Gather()
+				if err != nil {
+					t.Fatal(err)
+				}
+				fams := map[string][]float64{}
+				for _, mf := range mfs {
+					for _, m := range mf.GetMetric() {
+						fams[mf.GetName()] = append(fams[mf.GetName()], m.GetCounter().GetValue()+m.GetGauge().GetValue())
+					}
+				}
+				got := fams["resctrl_mon_mbm_total_bytes_total"]
+				switch {
+				case tc.want[i] == none && len(got) != 0:
+					t.Errorf("step %d: Unassigned exported as %v", i, got)
+				case tc.want[i] != none && (len(got) != 1 || got[0] != tc.want[i]):
+					t.Errorf("step %d (raw %v): exported %v, want %v", i, raw, got, tc.want[i])
+				}
+				assigned := 1.0
+				if raw == none {
+					assigned = 0
+				}
+				if a := fams["resctrl_mon_mbm_assigned"]; len(a) != 1 || a[0] != assigned {
+					t.Errorf("step %d: mbm_assigned %v, want %v", i, a, assigned)
+				}
+				if n, a := fams["resctrl_mon_mbm_counters"], fams["resctrl_mon_mbm_counters_available"]; len(n) != 1 || n[0] != 32 || len(a) != 1 || a[0] != 7 {
+					t.Errorf("step %d: node counters %v available %v", i, n, a)
+				}
+			}
+			if got := testutil.ToFloat64(c.readErrors.WithLabelValues("Unassigned")); got != 0 {
+				t.Errorf("Unassigned counted as %v read errors", got)
+			}
+			if got := testutil.ToFloat64(c.resets.WithLabelValues(CauseAssignment)); got != assignments {
+				t.Errorf("assignment resets %v, want %v", got, assignments)
+			}
+			if got := testutil.ToFloat64(c.resets.WithLabelValues(CauseDecrease)); got != 0 {
+				t.Errorf("decrease resets %v, want none", got)
+			}
+		})
+	}
+}
+
+// TestNoAssignmentMetricsOutsideMbmEvent: on a node not in mbm_event mode there is no
+// mbm_assigned series and no node counter gauges.
+func TestNoAssignmentMetricsOutsideMbmEvent(t *testing.T) {
+	t.Parallel()
+	for _, mode := range []string{"", "default"} {
+		src := &fake{pods: []inventory.Pod{pod(1, 10)}, assign: resctrlfs.Assignment{Mode: mode}}
+		c, err := New(src, Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		reg := prometheus.NewPedanticRegistry()
+		reg.MustRegister(c)
+		for _, name := range []string{"resctrl_mon_mbm_assigned", "resctrl_mon_mbm_counters", "resctrl_mon_mbm_counters_available"} {
+			if n, err := testutil.GatherAndCount(reg, name); err != nil || n != 0 {
+				t.Errorf("mode %q: %s has %d series (%v)", mode, name, n, err)
+			}
+		}
+	}
 }

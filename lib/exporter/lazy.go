@@ -6,6 +6,7 @@ import (
 
 	"github.com/resctrl-mon/resctrl-mon/lib/config"
 	"github.com/resctrl-mon/resctrl-mon/lib/inventory"
+	"github.com/resctrl-mon/resctrl-mon/lib/resctrlfs"
 	"github.com/resctrl-mon/resctrl-mon/lib/state"
 )
 
@@ -54,6 +55,15 @@ func (l *Lazy) RMIDs() (inventory.RMIDs, error) {
 		return inventory.RMIDs{}, err
 	}
 	return inv.RMIDs()
+}
+
+// Assignment implements Source.
+func (l *Lazy) Assignment() (resctrlfs.Assignment, error) {
+	inv, err := l.Open()
+	if err != nil {
+		return resctrlfs.Assignment{}, err
+	}
+	return inv.Assignment()
 }
 
 // Failures implements Source.

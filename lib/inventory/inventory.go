@@ -204,6 +204,11 @@ func parseNumRMIDs(b []byte) (int, bool) {
 	return n, err == nil && n > 0
 }
 
+// Assignment is resctrl's counter assignment state (Linux ≥ 6.18; Mode "" before).
+func (inv *Inventory) Assignment() (resctrlfs.Assignment, error) {
+	return resctrlfs.ReadAssignment(inv.root)
+}
+
 // RMIDs counts the groups in resctrl (each holds an RMID, ours or not) against num_rmids.
 // The kernel does not show RMIDs in limbo.
 func (inv *Inventory) RMIDs() (RMIDs, error) {

@@ -19,10 +19,10 @@ func TestParseAssignMode(t *testing.T) {
 		{"[default]\n", "default", []string{"default"}},
 		{"  [default]  \n\n", "default", []string{"default"}},
 		{"", "", nil},
-		{"mbm_event\ndefault\n", "", nil},           // none current
-		{"[mbm_event]\n[default]\n", "", nil},       // two current
-		{"[mbm_event\ndefault\n", "", nil},          // unclosed
-		{"[mbm event]\n", "", nil},                  // not a name
+		{"mbm_event\ndefault\n", "", nil},     // none current
+		{"[mbm_event]\n[default]\n", "", nil}, // two current
+		{"[mbm_event\ndefault\n", "", nil},    // unclosed
+		{"[mbm event]\n", "", nil},            // not a name
 		{"[]\n", "", nil},
 	} {
 		cur, modes, err := ParseAssignMode([]byte(tc.in))

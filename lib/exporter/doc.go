@@ -45,8 +45,11 @@
 // # No sample is never a zero
 //
 // A counter file that reads Unavailable, Error or Unassigned, or cannot be read or parsed,
-// leaves its series out of that scrape and counts
-// resctrl_mon_counter_read_errors_total{reason}; the scrape itself never fails. A pressure
+// leaves its series out of that scrape and, but for Unassigned, counts
+// resctrl_mon_counter_read_errors_total{reason}; the scrape itself never fails. Unassigned
+// (Linux ≥ 6.18 mbm_event mode: no hardware counter) is a state: resctrl_mon_mbm_assigned
+// says it, and the counter's next number, from a counter that starts at zero, is added whole
+// (resctrl_mon_counter_resets_total{cause="assignment"}). A pressure
 // file likewise (resctrl_mon_pressure_read_errors_total{resource,reason}). A host without
 // PSI is logged once, resctrl_mon_pressure_available is 0, and the rest is exported.
 //

@@ -32,7 +32,13 @@ type env struct {
 
 func newEnv(t *testing.T, host *psi.Host) *env {
 	t.Helper()
-	sim := resctrlsim.MountT(t, resctrlsim.Options{PerfPkgDomains: 1, L3Domains: 2})
+	return newEnvOn(t, host, resctrlsim.Options{PerfPkgDomains: 1, L3Domains: 2})
+}
+
+// newEnvOn is newEnv on a simulator with options o.
+func newEnvOn(t *testing.T, host *psi.Host, o resctrlsim.Options) *env {
+	t.Helper()
+	sim := resctrlsim.MountT(t, o)
 	cfg := config.Default()
 	cfg.ResctrlRoot, cfg.StateDir, cfg.SnapshotDir = sim.Dir, filepath.Join(t.TempDir(), "state"), filepath.Join(t.TempDir(), "snap")
 	cfg.Retention = config.Duration(time.Hour)

@@ -162,6 +162,7 @@ func status(c *cli.Context) error {
 	}
 	_ = w.Flush()
 	fmt.Fprintf(c.App.Writer, "RMIDs: %d of %d in use\n", st.RMIDs.Used, st.RMIDs.Total)
+	printAssignment(c.App.Writer, st.MBM)
 	if len(st.Failures) == 0 {
 		fmt.Fprintf(c.App.Writer, "failures in the last %s: none\n", inventory.FailureWindow)
 	} else {
@@ -176,6 +177,22 @@ func status(c *cli.Context) error {
 	}
 	printCounts(c.App.Writer, st.Counts)
 	return err
+}
+
+// printAssignment says how the kernel counts bandwidth (Linux ≥ 6.18): in mbm_event mode only
+// groups holding a counter count, so the free counters of each domain are shown.
+func printAssignment(w io.Writer, a *resctrlfs.Assignment) {
+	switch {
+	case a == nil:
+	case !a.Counting():
+		fmt.Fprintf(w, "bandwidth counters: %s mode, every group counts\n", dash(a.Mode))
+	default:
+		var per []string
+		for _, id := range slices.Sorted(maps.Keys(a.Counters)) {
+			per = append(per, fmt.Sprintf("domain %s: %d of %d free", id, a.Available[id], a.Counters[id]))
+		}
+		fmt.Fprintf(w, "bandwidth counters (mbm_event mode, groups without one read Unassigned): %s\n", strings.Join(per, ", "))
+	}
 }
 
 // printCounts says what each front end did since the state dir was made, a line each:

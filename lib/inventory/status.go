@@ -6,6 +6,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/resctrl-mon/resctrl-mon/lib/resctrlfs"
 	"github.com/resctrl-mon/resctrl-mon/lib/state"
 )
 
@@ -18,6 +19,8 @@ type Status struct {
 	// Counts are what the front ends counted since the state dir was made (boot, on tmpfs):
 	// "hook.created", "adapter.joined", "snapshot.end", ... (lifecycle.OutcomeCount).
 	Counts map[string]uint64 `json:"counts"`
+	// MBM is the kernel's bandwidth counter assignment (Linux ≥ 6.18); nil on older kernels.
+	MBM *resctrlfs.Assignment `json:"mbmAssignment,omitempty"`
 }
 
 // FailureWindow is how far back status counts failures.
@@ -47,6 +50,10 @@ func (inv *Inventory) Status() (Status, error) {
 	}
 	if fails != nil {
 		st.Recent = fails
+	}
+	if a, aerr := inv.Assignment(); aerr != nil || a.Mode != "" {
+		st.MBM = &a
+		errs = append(errs, aerr)
 	}
 	st.Counts, err = inv.Counts()
 	errs = append(errs, err)

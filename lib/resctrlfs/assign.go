@@ -21,11 +21,12 @@ const AssignModeEvent = "mbm_event"
 type Assignment struct {
 	// Mode is the current mode ("mbm_event", "default"); "" on a kernel without
 	// mbm_assign_mode (before 6.18).
-	Mode string
+	Mode string `json:"mode"`
 	// Counters and Available are num_mbm_cntrs and available_mbm_cntrs by L3 domain id
 	// ("0", as DomainID gives it); read in mbm_event mode only (the kernel refuses
 	// available_mbm_cntrs otherwise).
-	Counters, Available map[string]int
+	Counters  map[string]int `json:"counters,omitempty"`
+	Available map[string]int `json:"available,omitempty"`
 }
 
 // Counting reports whether bandwidth counts only where a counter is assigned.

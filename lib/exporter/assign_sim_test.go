@@ -5,6 +5,7 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/prometheus/client_golang/prometheus/testutil"
 	dto "github.com/prometheus/client_model/go"
 
 	"github.com/resctrl-mon/resctrl-mon/test/proctest"
@@ -72,5 +73,12 @@ func TestCollectAssignmentOnSim(t *testing.T) {
 	}
 	if got := one(t, fams, "resctrl_mon_counter_resets_total", "cause=decrease"); got != 0 {
 		t.Errorf("decrease resets %v: an assignment taken for a step back", got)
+	}
+	problems, err := testutil.GatherAndLint(e.reg, "resctrl_mon_mbm_assigned", "resctrl_mon_mbm_counters", "resctrl_mon_mbm_counters_available")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range problems {
+		t.Errorf("lint: %s: %s", p.Metric, p.Text)
 	}
 }

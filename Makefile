@@ -156,13 +156,18 @@ demo-prometheus: deps build
 install: install-check build
 	install -D -m 0755 $(BIN)/resctrl-mon $(DESTDIR)$(BINDIR)/resctrl-mon
 	install -D -m 0755 $(BIN)/resctrl-mon-runtime $(DESTDIR)$(BINDIR)/resctrl-mon-runtime
+	install -D -m 0755 $(BIN)/resctrl-mon-nri $(DESTDIR)$(BINDIR)/resctrl-mon-nri
 	install -D -m 0644 README.md $(DESTDIR)$(DOCDIR)/README.md
+	install -D -m 0644 install/nri/containerd-nri.toml $(DESTDIR)$(DOCDIR)/examples/containerd-nri.toml
+	install -D -m 0644 install/nri/crio-nri.conf $(DESTDIR)$(DOCDIR)/examples/crio-nri.conf
 	test -e $(DESTDIR)$(CONFDIR)/config.yaml || install -D -m 0644 install/config.yaml $(DESTDIR)$(CONFDIR)/config.yaml
 	sed 's|@BINDIR@|$(BINDIR)|g; s|@DOCDIR@|$(DOCDIR)|g' install/systemd/resctrl-mon-reconcile.service.in \
 	  | install -D -m 0644 /dev/stdin $(DESTDIR)$(UNITDIR)/resctrl-mon-reconcile.service
 	install -D -m 0644 install/systemd/resctrl-mon-reconcile.timer $(DESTDIR)$(UNITDIR)/resctrl-mon-reconcile.timer
 	sed 's|@BINDIR@|$(BINDIR)|g; s|@DOCDIR@|$(DOCDIR)|g; s|@CONFDIR@|$(CONFDIR)|g' install/systemd/resctrl-mon-serve.service.in \
 	  | install -D -m 0644 /dev/stdin $(DESTDIR)$(UNITDIR)/resctrl-mon-serve.service
+	sed 's|@BINDIR@|$(BINDIR)|g; s|@DOCDIR@|$(DOCDIR)|g; s|@CONFDIR@|$(CONFDIR)|g' install/systemd/resctrl-mon-nri.service.in \
+	  | install -D -m 0644 /dev/stdin $(DESTDIR)$(UNITDIR)/resctrl-mon-nri.service
 	$(BIN)/resctrl-mon host install --adopt --host-root '$(or $(DESTDIR),/)' --hook-source $(BIN)/resctrl-mon-hook \
 	  --hook-path '$(LIBEXECDIR)/resctrl-mon-hook' --hooks-dir '$(HOOKSDIR)' --config-path '$(CONFDIR)/config.yaml' \
 	  --timeout '$(HOOK_TIMEOUT)'
@@ -179,8 +184,10 @@ install-check:
 uninstall:
 	rm -f $(DESTDIR)$(HOOKSDIR)/resctrl-mon-createruntime.json $(DESTDIR)$(HOOKSDIR)/resctrl-mon-poststop.json
 	rm -f $(DESTDIR)$(UNITDIR)/resctrl-mon-reconcile.service $(DESTDIR)$(UNITDIR)/resctrl-mon-reconcile.timer \
-	  $(DESTDIR)$(UNITDIR)/resctrl-mon-serve.service
-	rm -f $(DESTDIR)$(LIBEXECDIR)/resctrl-mon-hook $(DESTDIR)$(BINDIR)/resctrl-mon $(DESTDIR)$(BINDIR)/resctrl-mon-runtime
+	  $(DESTDIR)$(UNITDIR)/resctrl-mon-serve.service $(DESTDIR)$(UNITDIR)/resctrl-mon-nri.service
+	rm -f $(DESTDIR)$(LIBEXECDIR)/resctrl-mon-hook $(DESTDIR)$(BINDIR)/resctrl-mon $(DESTDIR)$(BINDIR)/resctrl-mon-runtime \
+	  $(DESTDIR)$(BINDIR)/resctrl-mon-nri
+	rm -f $(DESTDIR)$(DOCDIR)/examples/containerd-nri.toml $(DESTDIR)$(DOCDIR)/examples/crio-nri.conf
 	rm -f $(DESTDIR)$(CONFDIR)/host-install.json
 	rm -f $(DESTDIR)$(DOCDIR)/README.md
 

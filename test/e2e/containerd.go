@@ -107,7 +107,9 @@ func StartContainerd(t testing.TB, o ContainerdOptions) *Containerd {
 	if _, err := c.Ctr("images", "import", archive); err != nil {
 		t.Fatalf("e2e: containerd: import the test image: %v", err)
 	}
-	if _, err := c.Command("inspecti", TestImage); err != nil {
+	// CRI learns of the import from containerd's ImageCreate event, a moment after ctr
+	// returns (seen: inspecti failing 8 ms before CRI's store had it).
+	if err := Poll(10*time.Second, func() error { _, err := c.Command("inspecti", TestImage); return err }); err != nil {
 		t.Fatalf("e2e: containerd: the imported image is not visible to CRI: %v", err)
 	}
 	return c

@@ -194,8 +194,9 @@ func TestImage(t *testing.T) {
 			t.Fatal(err)
 		}
 		// The image's name is what a pod spec names (imagePullPolicy: Never).
-		if out, err := c.Command("inspecti", name); err != nil {
-			t.Fatalf("CRI does not see %s: %v\n%s", name, err, out)
+		// (CRI learns of an import a moment after ctr returns.)
+		if err := e2e.Poll(10*time.Second, func() error { _, err := c.Command("inspecti", name); return err }); err != nil {
+			t.Fatalf("CRI does not see %s: %v", name, err)
 		}
 		p, err := c.RunPod(e2e.PodSpec{Name: "image", Namespace: "e2e", UID: "6a1f3c2e-0000-4000-8000-0000000000e1", Kubelet: true})
 		if err != nil {

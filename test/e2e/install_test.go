@@ -3,6 +3,7 @@ package e2e_test
 import (
 	"encoding/json"
 	"errors"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -14,6 +15,7 @@ import (
 	specs "github.com/opencontainers/runtime-spec/specs-go"
 
 	"github.com/resctrl-mon/resctrl-mon/lib/config"
+	"github.com/resctrl-mon/resctrl-mon/test/e2e"
 	"github.com/resctrl-mon/resctrl-mon/test/resctrlsim"
 )
 
@@ -150,6 +152,7 @@ func (l installed) files() []string {
 	f := []string{
 		l.bin + "/resctrl-mon",
 		l.bin + "/resctrl-mon-runtime",
+		l.bin + "/resctrl-mon-nri",
 		l.libexec + "/resctrl-mon-hook",
 		l.hooks + "/resctrl-mon-createruntime.json",
 		l.hooks + "/resctrl-mon-poststop.json",
@@ -158,7 +161,10 @@ func (l installed) files() []string {
 		l.units + "/resctrl-mon-reconcile.service",
 		l.units + "/resctrl-mon-reconcile.timer",
 		l.units + "/resctrl-mon-serve.service",
+		l.units + "/resctrl-mon-nri.service",
 		l.doc + "/README.md",
+		l.doc + "/examples/containerd-nri.toml",
+		l.doc + "/examples/crio-nri.conf",
 	}
 	slices.Sort(f)
 	return f
@@ -229,6 +235,16 @@ func TestInstallLayout(t *testing.T) {
 			}
 			if got := unitLines(t, serve, "Documentation"); !slices.Equal(got, []string{"file://" + tc.want.doc + "/README.md"}) {
 				t.Errorf("serve unit: Documentation=%q, want the installed README", got)
+			}
+			nri := d + tc.want.units + "/resctrl-mon-nri.service"
+			if got := unitLines(t, nri, "ExecStart"); !slices.Equal(got, []string{tc.want.bin + "/resctrl-mon-nri $NRI_ARGS"}) {
+				t.Errorf("NRI unit: ExecStart=%q, want %s/resctrl-mon-nri $NRI_ARGS", got, tc.want.bin)
+			}
+			if got := unitLines(t, nri, "EnvironmentFile"); !slices.Equal(got, []string{"-" + tc.want.conf + "/nri.env"}) {
+				t.Errorf("NRI unit: EnvironmentFile=%q, want the optional %s/nri.env", got, tc.want.conf)
+			}
+			if got := unitLines(t, nri, "Documentation"); !slices.Equal(got, []string{"file://" + tc.want.doc + "/README.md"}) {
+				t.Errorf("NRI unit: Documentation=%q, want the installed README", got)
 			}
 			// Both binaries look for the config where it was installed (their --help says
 			// where), not where a default build would.
@@ -302,8 +318,8 @@ func TestInstall(t *testing.T) {
 		checkBudget(t, regs[stage])
 	}
 	units := []string{filepath.Join(p, "lib/systemd/system/resctrl-mon-reconcile.service"), filepath.Join(p, "lib/systemd/system/resctrl-mon-reconcile.timer"),
-		filepath.Join(p, "lib/systemd/system/resctrl-mon-serve.service")}
-	serveUnit := units[2]
+		filepath.Join(p, "lib/systemd/system/resctrl-mon-serve.service"), filepath.Join(p, "lib/systemd/system/resctrl-mon-nri.service")}
+	serveUnit, nriUnit := units[2], units[3]
 	if path, err := exec.LookPath("systemd-analyze"); err == nil {
 		if out, err := exec.Command(path, append([]string{"verify"}, units...)...).CombinedOutput(); err != nil {
 			t.Errorf("systemd-analyze verify: %v\n%s", err, out)
@@ -313,6 +329,11 @@ func TestInstall(t *testing.T) {
 		// the unit scores 1.8.
 		if out, err := exec.Command(path, "security", "--offline=yes", "--threshold=25", serveUnit).CombinedOutput(); err != nil {
 			t.Errorf("systemd-analyze security: the serve unit lost its hardening: %v\n%s", err, out)
+		}
+		// The adapter writes resctrl and the state dir and listens on a socket: hardened
+		// the same way, with write access to those two; it scores 1.8.
+		if out, err := exec.Command(path, "security", "--offline=yes", "--threshold=25", nriUnit).CombinedOutput(); err != nil {
+			t.Errorf("systemd-analyze security: the NRI unit lost its hardening: %v\n%s", err, out)
 		}
 	} else if os.Getenv("RESCTRLSIM_REQUIRE") == "1" {
 		t.Errorf("systemd-analyze is missing: %v", err)
@@ -428,6 +449,10 @@ func TestInstall(t *testing.T) {
 		s.stop(t)
 	})
 
+	t.Run("NRI unit, against containerd, with the unit's capabilities", func(t *testing.T) {
+		runNRIUnit(t, nriUnit, cfgPath)
+	})
+
 	if err := os.WriteFile(cfgPath, []byte("retention: 1m\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
@@ -492,4 +517,62 @@ func checkWrapperHook(t *testing.T, wrapper, hook string) {
 	if err != nil || spec.Hooks == nil || len(spec.Hooks.CreateRuntime) != 1 || spec.Hooks.CreateRuntime[0].Path != hook {
 		t.Errorf("the installed wrapper lists %s, want the hook at %s (%v)", b, hook, err)
 	}
+}
+
+// runNRIUnit runs the NRI unit's ExecStart as systemd would (its EnvironmentFile's variables
+// expanded, a bare environment, no new privileges) with no capability outside the unit's
+// CapabilityBoundingSet, against a real containerd and the simulator, reading the installed
+// config at cfgPath: a pod's forking containers must be placed, every task. This is the
+// measurement behind the unit's capabilities.
+func runNRIUnit(t *testing.T, unit, cfgPath string) {
+	e := newHookEnv(t, resctrlsim.Options{}, "retention: 0s\n")
+	b, err := os.ReadFile(e.cfgPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(cfgPath, b, 0o644); err != nil { // the installed config, unnamed on the command line
+		t.Fatal(err)
+	}
+	ctrd := e2e.StartContainerd(t, e2e.ContainerdOptions{Rootfs: e.rootfs})
+	envFile := strings.TrimPrefix(unitLines(t, unit, "EnvironmentFile")[0], "-")
+	if err := os.WriteFile(envFile, []byte("NRI_ARGS=--nri-socket "+ctrd.NRISocket+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = os.Remove(envFile) })
+	bounding := "-all"
+	for _, line := range unitLines(t, unit, "CapabilityBoundingSet") {
+		for c := range strings.FieldsSeq(line) {
+			bounding += ",+" + strings.ToLower(strings.TrimPrefix(c, "CAP_"))
+		}
+	}
+	args := systemdExpand(t, unitLines(t, unit, "ExecStart")[0], envFile)
+	cmd := exec.Command("setpriv", append([]string{"--bounding-set", bounding, "--inh-caps", "-all", "--ambient-caps", "-all", "--no-new-privs", "--"}, args...)...)
+	cmd.Env = []string{"PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"}
+	startAdapterCmd(t, e, cmd)
+	// setpriv execs the adapter in its place: what the process has is what the unit gives.
+	status, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", cmd.Process.Pid))
+	if err != nil {
+		t.Fatal(err)
+	}
+	caps := map[string]string{}
+	for line := range strings.Lines(string(status)) {
+		if k, v, ok := strings.Cut(line, ":"); ok && strings.HasPrefix(k, "Cap") {
+			caps[k] = strings.TrimSpace(v)
+		}
+	}
+	t.Logf("the adapter runs as the unit sets it (bounding set %s): %v", bounding, caps)
+	if !strings.Contains(string(status), "NoNewPrivs:\t1") {
+		t.Errorf("the adapter runs with new privileges allowed:\n%s", status)
+	}
+	if bounding == "-all" && (caps["CapEff"] != "0000000000000000" || caps["CapBnd"] != "0000000000000000") {
+		t.Fatalf("the adapter has capabilities the unit does not give: %v", caps)
+	}
+
+	group := "mon_groups/" + uidA
+	pod, err := ctrd.RunPod(e2e.PodSpec{Name: "unit", Namespace: "e2e", UID: uidA, Kubelet: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.wantForkersPlaced(t, ctrd.CRI, group, runForkers(t, e, ctrd.CRI, pod, "app", "sidecar"))
+	e.endCRIPod(t, ctrd.CRI, pod.ID, group)
 }

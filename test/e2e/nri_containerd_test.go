@@ -131,7 +131,13 @@ func checkAdapterMetrics(t *testing.T, base string, want map[string]float64) {
 // has synchronised (its log says so).
 func startAdapter(t testing.TB, e *hookEnv, socket string, args ...string) (kill func()) {
 	t.Helper()
-	cmd := exec.Command(binaries.nri, append([]string{"--config", e.cfgPath, "--nri-socket", socket}, args...)...)
+	return startAdapterCmd(t, e, exec.Command(binaries.nri, append([]string{"--config", e.cfgPath, "--nri-socket", socket}, args...)...))
+}
+
+// startAdapterCmd is startAdapter with the adapter's command line given whole (as a unit's
+// ExecStart says it, say); its log must be e's.
+func startAdapterCmd(t testing.TB, e *hookEnv, cmd *exec.Cmd) (kill func()) {
+	t.Helper()
 	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
 	var stderr strings.Builder
 	cmd.Stderr = &stderr

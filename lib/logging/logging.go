@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"time"
 )
 
 // Open returns a logger for target: "syslog" (journald picks it up; when no syslog socket
@@ -21,11 +22,12 @@ func Open(target, tag, fallback string, opts ...Option) (*slog.Logger, io.Closer
 		opt(&o)
 	}
 	var w io.WriteCloser
+	var toSyslog *syslogWriter
 	switch {
 	case target == "syslog":
-		sw, err := dialSyslog(o.syslogSocket, tag)
+		sw, err := dialSyslog(o.syslogSocket, tag, o.sendTimeout)
 		if err == nil {
-			w = sw
+			w, toSyslog = sw, sw
 			break
 		}
 		f, ferr := openFile(fallback)
@@ -44,7 +46,10 @@ func Open(target, tag, fallback string, opts ...Option) (*slog.Logger, io.Closer
 	default:
 		return nil, nil, fmt.Errorf("log: unknown target %q (want syslog, stderr or file:/path)", target)
 	}
-	h := slog.NewTextHandler(w, &slog.HandlerOptions{Level: slog.LevelInfo})
+	var h slog.Handler = slog.NewTextHandler(w, &slog.HandlerOptions{Level: slog.LevelInfo})
+	if toSyslog != nil {
+		h = syslogHandler{h, toSyslog}
+	}
 	return slog.New(h).With("prog", tag), w, nil
 }
 
@@ -53,6 +58,14 @@ type Option func(*options)
 
 type options struct {
 	syslogSocket string
+	sendTimeout  time.Duration
+}
+
+// WithSendTimeout bounds each write to syslog: a write that cannot be sent within d (the
+// daemon stopped reading and the socket's queue is full) is dropped with an error. For a
+// caller that a runtime waits on, which must end in time whatever the log does.
+func WithSendTimeout(d time.Duration) Option {
+	return func(o *options) { o.sendTimeout = d }
 }
 
 // WithSyslogSocket makes the "syslog" target use the datagram socket at path instead of

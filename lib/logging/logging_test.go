@@ -65,7 +65,7 @@ func receive(t *testing.T, fd int) string {
 func TestSyslogDatagram(t *testing.T) {
 	t.Parallel()
 	sock, fd := listen(t)
-	w, err := dialSyslog(sock, "tagx")
+	w, err := dialSyslog(sock, "tagx", 0)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -16,19 +16,24 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"time"
 
 	"github.com/resctrl-mon/resctrl-mon/lib/config"
 	"github.com/resctrl-mon/resctrl-mon/lib/hook"
 )
 
 func main() {
-	os.Exit(run(os.Args[1:], os.Stdin, os.Stderr))
+	// The budget counts from here: the runtime's timeout started when it forked us, the
+	// Go runtime's start (well under a millisecond) before it.
+	start := time.Now()
+	hook.WorkIfAsked()
+	os.Exit(run(start, os.Args[1:], os.Stdin, os.Stderr))
 }
 
 // run parses `[flags] createRuntime|poststop` and runs the hook. Usage errors exit 2, which
 // a runtime reports as a failed hook: a hook installed with wrong arguments is an install
 // error that must be seen, whatever the failure policy.
-func run(args []string, stdin io.Reader, stderr io.Writer) int {
+func run(start time.Time, args []string, stdin io.Reader, stderr io.Writer) int {
 	inv, err := parseArgs(args, stderr)
 	if errors.Is(err, flag.ErrHelp) {
 		return 0
@@ -37,7 +42,7 @@ func run(args []string, stdin io.Reader, stderr io.Writer) int {
 		return 2
 	}
 	cfg, err := config.Resolve(inv.configPath, os.Environ(), inv.set)
-	return hook.Run(inv.stage, stdin, stderr, cfg, err)
+	return hook.Run(start, inv.stage, stdin, stderr, cfg, err)
 }
 
 // invocation is what the command line asks for.

@@ -8,9 +8,17 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/resctrl-mon/resctrl-mon/lib/config"
+	"github.com/resctrl-mon/resctrl-mon/lib/hook"
 )
+
+// The hook's worker is this test binary (see hook.WorkerArg).
+func TestMain(m *testing.M) {
+	hook.WorkIfAsked()
+	os.Exit(m.Run())
+}
 
 // The hook's command line: usage errors are exit 2 whatever the policy; flags override the
 // file and reach the hook (here: a resctrl root that does not exist, under each policy).
@@ -40,8 +48,9 @@ func TestRun(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			var stderr bytes.Buffer
-			code := run(tc.args, strings.NewReader(state), &stderr)
-			if code != tc.code || !strings.Contains(stderr.String(), tc.stderr) {
+			code := run(time.Now(), tc.args, strings.NewReader(state), &stderr)
+			// No stderr wanted is none at all: fail-open says nothing to the runtime.
+			if code != tc.code || !strings.Contains(stderr.String(), tc.stderr) || (tc.stderr == "" && stderr.Len() != 0) {
 				t.Errorf("exit %d, stderr %q; want exit %d and %q", code, stderr.String(), tc.code, tc.stderr)
 			}
 		})

@@ -3,6 +3,7 @@
 // Departure), write one log line, and choose the exit code, all inside a time budget. A
 // failing createRuntime hook stops the container from starting, so only the fail-closed
 // policy ever makes it fail; a poststop hook never fails (runtimes only warn about it).
+// What touches resctrl runs in a worker process the hook can leave behind (worker.go).
 package hook
 
 import (
@@ -29,77 +30,101 @@ const (
 	Poststop      = "poststop"
 )
 
-// markLateWait bounds marking a pod late when the budget ran out: the runtime's own hook
-// timeout is still ahead (the install keeps the budget 2 s inside it).
-const markLateWait = time.Second
+// markLateWait bounds the worker's marking a pod late when it ended after the budget.
+const markLateWait = 500 * time.Millisecond
+
+// workerSendTimeout bounds each of the worker's log lines: a stalled syslog must not keep
+// it, and the pod's lock it may hold, forever.
+const workerSendTimeout = time.Second
+
+// tailOf is the end of the budget kept for what follows the wait: marking the pod late
+// (half of it) and two log lines (a quarter each). The hook then ends inside its budget
+// however slow resctrl or syslog are.
+func tailOf(budget time.Duration) time.Duration { return min(budget/4, time.Second) }
 
 // ErrBudget: the hook's time budget (config key hookBudget) ran out.
 var ErrBudget = errors.New("time budget exhausted")
 
-// Run handles one hook call and returns the process's exit code. cfgErr is a failure to
-// load the configuration: it is reported like any other failure, under the policy that could
-// be determined (fail-open unless the loaded part says closed).
+// Run handles one hook call and returns the process's exit code. start is when the process
+// started: the runtime's timeout counts from then, and so does the budget. cfgErr is a
+// failure to load the configuration: it is reported like any other failure, under the
+// policy that could be determined (fail-open unless the loaded part says closed).
 //
-// The work runs in a goroutine and Run returns when it is done or when the budget runs
-// out, whichever is first: a runtime kills a hook that outlives its own timeout, and for
-// createRuntime that fails the container whatever the policy. A resctrl write that hangs
-// cannot be cancelled, but the process can end: the kernel then drops the pod's lock, the
-// container is in the record already (it is written before any resctrl call), and
-// reconcile completes the pod, marking it late-assigned.
-func Run(stage string, stdin io.Reader, stderr io.Writer, cfg config.Config, cfgErr error) int {
-	start := time.Now()
-	log, closer, err := logging.Open(cfg.Log, "resctrl-mon-hook", filepath.Join(cfg.StateDir, "hook.log"))
+// Everything that touches resctrl runs in a worker process (see WorkerArg), and Run returns
+// when the worker has replied or when the budget runs out, whichever is first: a runtime
+// kills a hook that outlives its own timeout, and for createRuntime that fails the container
+// whatever the policy. A worker left behind finishes on its own: the container is in the
+// record already (it is written before any resctrl call), and the worker, or reconcile,
+// completes the pod, marking it late-assigned.
+func Run(start time.Time, stage string, stdin io.Reader, stderr io.Writer, cfg config.Config, cfgErr error, logOpts ...logging.Option) int {
+	budget := time.Duration(cfg.HookBudget)
+	if budget <= 0 {
+		budget = time.Duration(config.Default().HookBudget)
+	}
+	deadline, tail := start.Add(budget), tailOf(budget)
+	log, closer, err := logging.Open(cfg.Log, "resctrl-mon-hook", filepath.Join(cfg.StateDir, "hook.log"),
+		append([]logging.Option{logging.WithSendTimeout(tail / 4)}, logOpts...)...)
 	if err != nil {
 		fmt.Fprintf(stderr, "resctrl-mon-hook: %v\n", err)
 		log, closer = slog.New(slog.NewTextHandler(stderr, nil)), io.NopCloser(nil)
 	}
 	defer closer.Close()
 
-	budget := time.Duration(cfg.HookBudget)
-	if budget <= 0 {
-		budget = time.Duration(config.Default().HookBudget)
-	}
 	type result struct {
-		out lifecycle.Outcome
-		err error
+		out    lifecycle.Outcome
+		action lifecycle.Action
+		err    error
 	}
-	var id atomic.Value   // the container id, once stdin is read
-	var late atomic.Value // what to do if the budget runs out during a placement
+	var id atomic.Value    // the container id, once stdin is read
+	var group atomic.Value // the pod's group, once the worker knows it
 	done := make(chan result, 1)
 	go func() {
 		// Read stdin to EOF first, whatever happens next: a runtime may fail writing to a
 		// hook that stopped reading.
 		st, err := ocistate.ReadState(stdin)
 		id.Store(st.ID)
-		out := lifecycle.Outcome{Container: st.ID}
 		if err == nil {
 			err = cfgErr
 		}
-		if err == nil {
-			out, err = handle(stage, st, cfg, log, &late)
+		if err == nil && stage != CreateRuntime && stage != Poststop {
+			err = fmt.Errorf("unknown stage %q (want %s or %s)", stage, CreateRuntime, Poststop)
 		}
-		done <- result{out, err}
+		if err != nil {
+			done <- result{lifecycle.Outcome{Container: st.ID}, lifecycle.Failed, err}
+			return
+		}
+		w, err := startWorker(request{Stage: stage, State: st, Config: cfg, Deadline: deadline.Add(-tail)})
+		if err != nil {
+			done <- result{lifecycle.Outcome{Container: st.ID}, lifecycle.Failed, err}
+			return
+		}
+		out, action, err := w.wait(func(g string) { group.Store(g) })
+		if out.Container == "" {
+			out.Container = st.ID
+		}
+		done <- result{out, action, err}
 	}()
 	var r result
-	timer := time.NewTimer(budget)
+	timer := time.NewTimer(time.Until(deadline.Add(-tail)))
 	defer timer.Stop()
 	select {
 	case r = <-done:
 	case <-timer.C:
 		c, _ := id.Load().(string)
-		if mark, ok := late.Load().(func() error); ok {
+		if g, _ := group.Load().(string); g != "" && stage == CreateRuntime {
 			// The placement may have moved some of the init's threads, or none: either
-			// way the container runs before reconcile completes it.
-			if merr := mark(); merr != nil {
-				log.Warn("budget: could not mark the pod late-assigned; reconcile will", "container", c, "err", merr)
+			// way the container runs before the worker or reconcile completes it.
+			if merr := lifecycle.MarkLate(cfg.StateDir, g, c, tail/2); merr != nil {
+				log.Warn("budget: could not mark the pod late-assigned; the worker or reconcile will", "container", c, "err", merr)
 			}
 		}
-		r = result{lifecycle.Outcome{Container: c}, fmt.Errorf("%w: %s passed before the %s hook finished (resctrl or the runtime's "+
-			"input is too slow); the container is recorded and reconcile completes its pod", ErrBudget, budget, stage)}
+		r = result{lifecycle.Outcome{Container: c}, lifecycle.Failed, fmt.Errorf("%w: %s of the %s budget passed before the %s hook finished "+
+			"(resctrl or the runtime's input is too slow; the rest is kept to report); the container is recorded and its placement completes later",
+			ErrBudget, budget-tail, budget, stage)}
 	}
 	out, err := r.out, r.err
 	attrs := []any{"stage", stage, "container", out.Container, "pod", out.Pod, "group", out.Group,
-		"outcome", lifecycle.ActionOf(out, err), "threads", out.Threads, "duration", time.Since(start).Round(time.Microsecond)}
+		"outcome", r.action, "threads", out.Threads, "duration", time.Since(start).Round(time.Microsecond)}
 	if out.Detail != "" {
 		attrs = append(attrs, "detail", out.Detail)
 	}
@@ -115,7 +140,9 @@ func Run(stage string, stdin io.Reader, stderr io.Writer, cfg config.Config, cfg
 	return 0
 }
 
-func handle(stage string, st specs.State, cfg config.Config, log *slog.Logger, late *atomic.Value) (lifecycle.Outcome, error) {
+// handle is the worker's whole work; onGroup is told the pod's group before any resctrl
+// call that may be slow.
+func handle(stage string, st specs.State, cfg config.Config, log *slog.Logger, onGroup func(string)) (lifecycle.Outcome, error) {
 	if stage != CreateRuntime && stage != Poststop {
 		return lifecycle.Outcome{Container: st.ID}, fmt.Errorf("unknown stage %q (want %s or %s)", stage, CreateRuntime, Poststop)
 	}
@@ -125,7 +152,7 @@ func handle(stage string, st specs.State, cfg config.Config, log *slog.Logger, l
 	}
 	m.CountAs(lifecycle.SourceHook)
 	if stage == CreateRuntime {
-		return create(m, st, late)
+		return create(m, st, onGroup)
 	}
 	// The spec, where the bundle still has it (podman's does at poststop), tells a podman
 	// pod's infra container, whose end is the pod's end. Without it the container leaves as
@@ -147,7 +174,7 @@ func handle(stage string, st specs.State, cfg config.Config, log *slog.Logger, l
 // runtime set (the runtime-trusted fields of an OCI hook) and, for a podman pod's infra
 // container, which has no annotation of its pod, its cgroup path; the class from the bundle's
 // config.json, and the pid checked against the container's cgroup.
-func create(m *lifecycle.Manager, st specs.State, late *atomic.Value) (lifecycle.Outcome, error) {
+func create(m *lifecycle.Manager, st specs.State, onGroup func(string)) (lifecycle.Outcome, error) {
 	out := lifecycle.Outcome{Container: st.ID}
 	if st.Pid <= 0 {
 		return out, fmt.Errorf("%w: createRuntime state has no pid (%d)", lifecycle.ErrBadInput, st.Pid)
@@ -172,7 +199,7 @@ func create(m *lifecycle.Manager, st specs.State, late *atomic.Value) (lifecycle
 	p := lifecycle.Placement{ContainerID: st.ID, Pid: st.Pid, Pod: idn, Annotations: st.Annotations, Class: ocistate.Class(ocistate.IntelRdt(spec), st.ID), Cgroup: cgroup,
 		PodCgroup: identity.PodCgroup(idn, st.ID, ocistate.CgroupsPath(spec))}
 	if group := m.GroupOf(p); group != "" {
-		late.Store(func() error { return m.MarkLate(group, st.ID, markLateWait) })
+		onGroup(group)
 	}
 	return m.Place(p)
 }

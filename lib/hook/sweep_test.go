@@ -15,7 +15,8 @@ import (
 	"github.com/resctrl-mon/resctrl-mon/test/resctrlsim"
 )
 
-// createRuntime must not do housekeeping (sweeps) on the container's critical path.
+// createRuntime must not do housekeeping (sweeps) on the container's critical path: an
+// expired group that a poststop does sweep is still there after another pod's createRuntime.
 func TestNoHousekeepingAtCreateRuntime(t *testing.T) {
 	sim := resctrlsim.MountT(t, resctrlsim.Options{})
 	dir := t.TempDir()
@@ -26,26 +27,46 @@ func TestNoHousekeepingAtCreateRuntime(t *testing.T) {
 		return fmt.Sprintf(`{"id":%q,"pid":%d,"annotations":{"io.kubernetes.pod.uid":%q,"io.kubernetes.cri-o.SandboxID":%q,"io.kubernetes.cri-o.ContainerType":"container"}}`,
 			id, pid, uid, strings.Repeat("a", 64))
 	}
+	first := filepath.Join(sim.Dir, "mon_groups/11111111-2222-3333-4444-555555555555")
+	run := func(stage, in string) {
+		t.Helper()
+		var stderr bytes.Buffer
+		if code := hook.Run(time.Now(), stage, strings.NewReader(in), &stderr, cfg, nil); code != 0 {
+			t.Fatalf("%s: exit %d: %s", stage, code, stderr.String())
+		}
+	}
 	p := exec.Command("sleep", "60")
-	_ = p.Start()
+	if err := p.Start(); err != nil {
+		t.Fatal(err)
+	}
 	defer func() { _ = p.Process.Kill() }()
-	var stderr bytes.Buffer
-	hook.Run(hook.CreateRuntime, strings.NewReader(state("c1", p.Process.Pid, "11111111-2222-3333-4444-555555555555")), &stderr, cfg, nil)
+	run(hook.CreateRuntime, state("c1", p.Process.Pid, "11111111-2222-3333-4444-555555555555"))
+	if _, err := os.Stat(first); err != nil {
+		t.Fatalf("createRuntime made no group: %v", err)
+	}
 	_ = p.Process.Kill()
 	_, _ = p.Process.Wait()
-	hook.Run(hook.Poststop, strings.NewReader(`{"id":"c1"}`), &stderr, cfg, nil)
-	// retention (1 ms) has passed; the group is idle and expired.
-	if _, err := os.Stat(filepath.Join(sim.Dir, "mon_groups/11111111-2222-3333-4444-555555555555")); err != nil {
+	run(hook.Poststop, `{"id":"c1"}`)
+	// Retention (300 ms) has not passed: the idle group stays.
+	if _, err := os.Stat(first); err != nil {
 		t.Fatalf("poststop removed the group inside its window: %v", err)
 	}
-	time.Sleep(350 * time.Millisecond)
+	time.Sleep(350 * time.Millisecond) // now it has: the group is expired
 	_ = os.Remove(filepath.Join(cfg.StateDir, "last-sweep"))
 	q := exec.Command("sleep", "60")
-	_ = q.Start()
+	if err := q.Start(); err != nil {
+		t.Fatal(err)
+	}
 	defer func() { _ = q.Process.Kill() }()
-	hook.Run(hook.CreateRuntime, strings.NewReader(state("c2", q.Process.Pid, "22222222-2222-3333-4444-555555555555")), &stderr, cfg, nil)
-	if _, err := os.Stat(filepath.Join(sim.Dir, "mon_groups/11111111-2222-3333-4444-555555555555")); err != nil {
+	run(hook.CreateRuntime, state("c2", q.Process.Pid, "22222222-2222-3333-4444-555555555555"))
+	if _, err := os.Stat(first); err != nil {
 		t.Errorf("createRuntime of another pod swept an expired group: %v", err)
+	}
+	// A poststop does sweep it: what createRuntime left was there to sweep.
+	_ = os.Remove(filepath.Join(cfg.StateDir, "last-sweep"))
+	run(hook.Poststop, `{"id":"c-other"}`)
+	if _, err := os.Stat(first); err == nil {
+		t.Errorf("a poststop did not sweep the expired group either: the check above proves nothing")
 	}
 }
 
@@ -68,7 +89,7 @@ func TestBudget(t *testing.T) {
 		in := fmt.Sprintf(`{"id":"c-%s","pid":%d}`, policy, p.Process.Pid)
 		start := time.Now()
 		var stderr bytes.Buffer
-		code := hook.Run(hook.CreateRuntime, strings.NewReader(in), &stderr, cfg, nil)
+		code := hook.Run(time.Now(), hook.CreateRuntime, strings.NewReader(in), &stderr, cfg, nil)
 		took := time.Since(start)
 		if want := map[config.FailurePolicy]int{config.FailOpen: 0, config.FailClosed: 1}[policy]; code != want {
 			t.Errorf("%s: exit %d, want %d", policy, code, want)
@@ -95,7 +116,7 @@ func TestBudgetStdinNeverCloses(t *testing.T) {
 	}
 	t.Cleanup(func() { _ = w.Close(); _ = r.Close() })
 	var stderr bytes.Buffer
-	if code := hook.Run(hook.CreateRuntime, r, &stderr, cfg, nil); code != 0 {
+	if code := hook.Run(time.Now(), hook.CreateRuntime, r, &stderr, cfg, nil); code != 0 {
 		t.Errorf("exit %d under the open policy", code)
 	}
 	if log, _ := os.ReadFile(filepath.Join(dir, "hook.log")); !strings.Contains(string(log), "time budget exhausted") {

@@ -503,11 +503,16 @@ func (m *Manager) GroupOf(p Placement) string {
 
 // MarkLate records that a container's placement did not finish in time (its front end gave
 // up: the hook's budget ran out): whatever the container ran before reconcile completes it
-// was counted elsewhere, so the pod is late-assigned. It waits at most wait for the pod's
-// lock: a placement stuck inside the lock has moved nothing, and reconcile marks the pod
-// late when it moves the tasks itself.
-func (m *Manager) MarkLate(group, containerID string, wait time.Duration) error {
-	return m.store.Update(group, wait, func(tx *state.Tx) error {
+// was counted elsewhere, so the pod is late-assigned. It needs the state dir only, not
+// resctrl: the hook calls it when resctrl is what is slow. It waits at most wait for the
+// pod's lock: a placement stuck inside the lock has moved nothing, and reconcile, or the
+// placement when it ends, marks the pod late.
+func MarkLate(stateDir, group, containerID string, wait time.Duration) error {
+	store, err := state.Open(stateDir)
+	if err != nil {
+		return err
+	}
+	return store.Update(group, wait, func(tx *state.Tx) error {
 		if _, in := tx.Rec.Containers[containerID]; !tx.Owned || !in || tx.Rec.LateAssigned {
 			return nil
 		}

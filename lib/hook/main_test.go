@@ -1,0 +1,14 @@
+package hook_test
+
+import (
+	"os"
+	"testing"
+
+	"github.com/resctrl-mon/resctrl-mon/lib/hook"
+)
+
+// The hook's worker is this test binary (see hook.WorkerArg).
+func TestMain(m *testing.M) {
+	hook.WorkIfAsked()
+	os.Exit(m.Run())
+}

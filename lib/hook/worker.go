@@ -1,0 +1,179 @@
+package hook
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"syscall"
+	"time"
+
+	specs "github.com/opencontainers/runtime-spec/specs-go"
+
+	"github.com/resctrl-mon/resctrl-mon/lib/config"
+	"github.com/resctrl-mon/resctrl-mon/lib/lifecycle"
+	"github.com/resctrl-mon/resctrl-mon/lib/logging"
+)
+
+// WorkerArg is the only argument of the hook's worker: the hook's own binary, started by the
+// hook to do whatever touches resctrl.
+//
+// Why a process and not a goroutine: a resctrl write or mkdir the kernel has begun is not
+// abandoned (the kernel's rdtgroup mutex is taken uninterruptibly; FUSE, the simulator,
+// waits for its answer even for a killed caller), and a process does not end while one of
+// its threads is still inside such a call. The runtime waits for the hook's process to end,
+// so a goroutine given up at the budget still held the hook, and the container, until its
+// write returned: past the runtime's timeout, which then failed the container whatever the
+// policy. The worker is not the runtime's child and holds none of its pipes, so the hook can
+// end at its budget and leave the worker to finish (or to hang) on its own.
+const WorkerArg = "resctrl-mon-hook-worker"
+
+// request is what the hook sends its worker on fd 3.
+type request struct {
+	Stage  string        `json:"stage"`
+	State  specs.State   `json:"state"`
+	Config config.Config `json:"config"`
+	// Deadline is when the hook stops waiting: a worker that finishes after it ran alone.
+	Deadline time.Time `json:"deadline"`
+}
+
+// message is one line the worker sends back on fd 4: the pod's group as soon as it is
+// known, then what it did.
+type message struct {
+	Group string `json:"group,omitempty"`
+	Done  *reply `json:"done,omitempty"`
+}
+
+// reply is the worker's outcome, the error as its text (an error's identity does not cross
+// a process; Action carries what the front end needs of it).
+type reply struct {
+	Outcome lifecycle.Outcome `json:"outcome"`
+	Action  lifecycle.Action  `json:"action"`
+	Err     string            `json:"err,omitempty"`
+}
+
+// WorkIfAsked runs the worker and exits when the process was started as one (its only
+// argument WorkerArg). The hook's main calls it first, and so does TestMain in every test
+// binary that runs the hook, since there the worker is the test binary itself.
+func WorkIfAsked() {
+	if len(os.Args) == 2 && os.Args[1] == WorkerArg {
+		os.Exit(Work(os.NewFile(3, "request"), os.NewFile(4, "reply")))
+	}
+}
+
+// Work is the worker: it reads one request, handles it as the hook would, and sends back
+// what it did. If it ends after the hook's deadline, the hook has told the runtime already;
+// the worker then logs what it did and, for a container it placed, marks the pod
+// late-assigned: the container ran before its threads were moved.
+func Work(in io.Reader, out io.Writer) int {
+	var req request
+	if err := json.NewDecoder(in).Decode(&req); err != nil {
+		fmt.Fprintf(os.Stderr, "resctrl-mon-hook worker: reading the request: %v\n", err)
+		return 2
+	}
+	log, closer, err := logging.Open(req.Config.Log, "resctrl-mon-hook", filepath.Join(req.Config.StateDir, "hook.log"),
+		logging.WithSendTimeout(workerSendTimeout))
+	if err != nil {
+		log, closer = slog.New(slog.DiscardHandler), io.NopCloser(nil)
+	}
+	defer closer.Close()
+	enc := json.NewEncoder(out)
+	var group string
+	o, err := handle(req.Stage, req.State, req.Config, log, func(g string) {
+		group = g
+		_ = enc.Encode(message{Group: g})
+	})
+	r := reply{Outcome: o, Action: lifecycle.ActionOf(o, err)}
+	if err != nil {
+		r.Err = err.Error()
+	}
+	if time.Now().After(req.Deadline) {
+		late(req, group, r, log)
+	}
+	// An error here is the hook gone before us: it has reported its budget.
+	_ = enc.Encode(message{Done: &r})
+	return 0
+}
+
+// late reports a worker that ended after its hook's deadline.
+func late(req request, group string, r reply, log *slog.Logger) {
+	attrs := []any{"stage", req.Stage, "container", r.Outcome.Container, "group", r.Outcome.Group, "outcome", r.Action,
+		"threads", r.Outcome.Threads, "past_budget", time.Since(req.Deadline).Round(time.Millisecond)}
+	if r.Err != "" {
+		attrs = append(attrs, "err", r.Err)
+	}
+	if req.Stage == CreateRuntime && r.Err == "" && group != "" {
+		if err := lifecycle.MarkLate(req.Config.StateDir, group, r.Outcome.Container, markLateWait); err != nil {
+			attrs = append(attrs, "mark_late_err", err)
+		}
+	}
+	log.Warn("hook finished after its budget", attrs...)
+}
+
+// worker is a started worker: the reply pipe's read end and the process.
+type worker struct {
+	cmd   *exec.Cmd
+	reply *os.File
+}
+
+// startWorker starts the hook's binary as its worker and sends it req. The worker gets
+// /dev/null for stdio: a runtime waits until every copy of its pipes to the hook is closed.
+// It runs in a session of its own, so nothing aimed at the hook's process group reaches it.
+func startWorker(req request) (*worker, error) {
+	b, err := json.Marshal(req)
+	if err != nil {
+		return nil, err
+	}
+	reqR, reqW, err := os.Pipe()
+	if err != nil {
+		return nil, err
+	}
+	defer reqR.Close()
+	defer reqW.Close()
+	repR, repW, err := os.Pipe()
+	if err != nil {
+		return nil, err
+	}
+	defer repW.Close()
+	// /proc/self/exe: the binary this process runs, even if an upgrade replaced its path.
+	cmd := &exec.Cmd{Path: "/proc/self/exe", Args: []string{"resctrl-mon-hook", WorkerArg}, ExtraFiles: []*os.File{reqR, repW},
+		SysProcAttr: &syscall.SysProcAttr{Setsid: true}}
+	if err := cmd.Start(); err != nil {
+		repR.Close()
+		return nil, fmt.Errorf("start the hook's worker: %w", err)
+	}
+	// The request is far smaller than a pipe's buffer: this write does not wait for the worker.
+	if _, err := reqW.Write(b); err != nil {
+		repR.Close()
+		return nil, fmt.Errorf("send the hook's worker its request: %w", err)
+	}
+	return &worker{cmd: cmd, reply: repR}, nil
+}
+
+// wait reads the worker's messages until it is done, calling onGroup with the pod's group
+// when it is known. A worker that ends without a reply is a failure, with its exit status.
+func (w *worker) wait(onGroup func(string)) (lifecycle.Outcome, lifecycle.Action, error) {
+	defer w.reply.Close()
+	dec := json.NewDecoder(w.reply)
+	for {
+		var m message
+		if err := dec.Decode(&m); err != nil {
+			return lifecycle.Outcome{}, lifecycle.Failed, errors.Join(fmt.Errorf("the hook's worker ended without a reply: %w", err), w.cmd.Wait())
+		}
+		if m.Group != "" {
+			onGroup(m.Group)
+		}
+		if m.Done != nil {
+			_ = w.cmd.Wait()
+			var err error
+			if m.Done.Err != "" {
+				err = errors.New(m.Done.Err)
+			}
+			return m.Done.Outcome, m.Done.Action, err
+		}
+	}
+}

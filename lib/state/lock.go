@@ -35,7 +35,7 @@ func (s *Store) lockGroup(group string, timeout time.Duration) (*lock, error) {
 	path := filepath.Join(s.dir, locksDir, group+".lock")
 	deadline := time.Now().Add(timeout)
 	for {
-		l, err := lockFile(path, time.Until(deadline))
+		l, err := s.lockFile(path, time.Until(deadline))
 		if err != nil {
 			return nil, fmt.Errorf("lock %s: %w", group, err)
 		}
@@ -50,45 +50,79 @@ func (s *Store) lockGroup(group string, timeout time.Duration) (*lock, error) {
 }
 
 // lockFile opens path and takes its flock, waiting at most timeout.
-func lockFile(path string, timeout time.Duration) (*lock, error) {
-	// O_NOFOLLOW: a lock file planted as a symlink is not followed out of the state dir.
-	fd, err := sysfile.Open(path, unix.O_RDWR|unix.O_CREAT|unix.O_NOFOLLOW, 0o600)
-	if err != nil {
-		return nil, err
-	}
-	err = flock(fd, unix.LOCK_EX|unix.LOCK_NB)
-	if err == nil {
-		return &lock{fd: fd, path: path}, nil
-	}
-	if !errors.Is(err, unix.EWOULDBLOCK) {
-		_ = unix.Close(fd)
-		return nil, err
-	}
-	// Held: wait in a blocking flock, which the kernel ends the moment the holder lets go
-	// (polling slept up to 20 ms past a release). If the deadline comes first, the waiter
-	// is left to finish and closes the file, giving back a lock it got too late.
-	var waitErr error
-	done := make(chan struct{})
-	go func() {
-		waitErr = flock(fd, unix.LOCK_EX)
-		close(done)
-	}()
-	t := time.NewTimer(max(timeout, 0))
-	defer t.Stop()
-	select {
-	case <-done:
-		if waitErr != nil {
-			_ = unix.Close(fd)
-			return nil, waitErr
+func (s *Store) lockFile(path string, timeout time.Duration) (*lock, error) {
+	deadline := time.Now().Add(timeout)
+	for {
+		// O_NOFOLLOW: a lock file planted as a symlink is not followed out of the state dir.
+		fd, err := sysfile.Open(path, unix.O_RDWR|unix.O_CREAT|unix.O_NOFOLLOW, 0o600)
+		if err != nil {
+			return nil, err
 		}
-		return &lock{fd: fd, path: path}, nil
-	case <-t.C:
-		go func() {
-			<-done
+		err = flock(fd, unix.LOCK_EX|unix.LOCK_NB)
+		if err == nil {
+			return &lock{fd: fd, path: path}, nil
+		}
+		if !errors.Is(err, unix.EWOULDBLOCK) {
 			_ = unix.Close(fd)
-		}()
-		return nil, fmt.Errorf("%w (waited %s)", ErrLocked, timeout)
+			return nil, err
+		}
+		w := s.waiterFor(path, fd)
+		t := time.NewTimer(max(time.Until(deadline), 0))
+		select {
+		case fd := <-w.handoff:
+			t.Stop()
+			return &lock{fd: fd, path: path}, nil
+		case <-w.gone:
+			// The lock was let go and handed to another caller, or to none: try again.
+			t.Stop()
+		case <-t.C:
+			return nil, fmt.Errorf("%w (waited %s)", ErrLocked, timeout)
+		}
 	}
+}
+
+// flockWaiter is one blocking flock on a lock file, shared by every caller of a Store
+// waiting for that file. Waiting in a blocking flock ends the moment the holder lets go
+// (polling slept up to 20 ms past a release), but it cannot be cancelled: a caller whose
+// deadline comes first leaves it blocked, holding an OS thread. One per file, not one per
+// timed-out call, keeps a long-lived process (the NRI adapter, whose events on a pod with
+// a stuck lock each time out) from piling them up.
+type flockWaiter struct {
+	handoff chan int      // the locked descriptor, to a caller waiting when the flock returns
+	gone    chan struct{} // closed once the flock returned and the descriptor is handed or closed
+}
+
+// waiterFor returns the waiter on path, starting one on fd if there is none; fd is the
+// waiter's or closed.
+func (s *Store) waiterFor(path string, fd int) *flockWaiter {
+	s.waitMu.Lock()
+	defer s.waitMu.Unlock()
+	if w := s.waiters[path]; w != nil {
+		_ = unix.Close(fd)
+		return w
+	}
+	if s.waiters == nil {
+		s.waiters = map[string]*flockWaiter{}
+	}
+	w := &flockWaiter{handoff: make(chan int), gone: make(chan struct{})}
+	s.waiters[path] = w
+	go func() {
+		if err := flock(fd, unix.LOCK_EX); err != nil {
+			_ = unix.Close(fd)
+		} else {
+			select {
+			case w.handoff <- fd:
+			default:
+				// Nobody waits any more: give back a lock got too late.
+				_ = unix.Close(fd)
+			}
+		}
+		s.waitMu.Lock()
+		delete(s.waiters, path)
+		s.waitMu.Unlock()
+		close(w.gone)
+	}()
+	return w
 }
 
 // current reports whether the locked file is still the one at its path. Lock files are

@@ -14,6 +14,7 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+	"sync"
 	"time"
 
 	"golang.org/x/sys/unix"
@@ -72,7 +73,12 @@ type Init struct {
 }
 
 // Store is the state directory.
-type Store struct{ dir string }
+type Store struct {
+	dir string
+
+	waitMu  sync.Mutex
+	waiters map[string]*flockWaiter // see flockWaiter
+}
 
 const (
 	groupsDir     = "groups"

@@ -27,22 +27,28 @@ const (
 	// maxFailuresSize bounds the log: when it is reached the log starts over, keeping the
 	// previous one as failures.jsonl.1.
 	maxFailuresSize = 256 << 10
+	// rotateWait bounds the wait for another writer's rotation: a rename, microseconds.
+	rotateWait = time.Second
 )
 
 // RecordFailure appends a failure. One short O_APPEND write, so lines from concurrent hooks
 // never interleave.
 func (s *Store) RecordFailure(f Failure) error {
-	path := filepath.Join(s.dir, failuresFile)
-	if fi, err := os.Stat(path); err == nil && fi.Size() > maxFailuresSize {
-		_ = os.Rename(path, path+".1")
-	}
 	b, err := json.Marshal(f)
 	if err != nil {
 		return fmt.Errorf("record failure: %w", err)
 	}
-	fh, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE|os.O_APPEND, 0o600)
+	path := filepath.Join(s.dir, failuresFile)
+	fh, err := openFailures(path)
 	if err != nil {
 		return fmt.Errorf("record failure: %w", err)
+	}
+	if fi, err := fh.Stat(); err == nil && fi.Size() > maxFailuresSize {
+		rerr := s.rotateFailures(path, fi)
+		_ = fh.Close()
+		if fh, err = openFailures(path); err != nil {
+			return fmt.Errorf("record failure: %w", errors.Join(rerr, err))
+		}
 	}
 	line := append(b, '\n')
 	if tornTail(fh) {
@@ -52,6 +58,29 @@ func (s *Store) RecordFailure(f Failure) error {
 	}
 	_, werr := fh.Write(line)
 	return errors.Join(werr, fh.Close())
+}
+
+func openFailures(path string) (*os.File, error) {
+	return os.OpenFile(path, os.O_RDWR|os.O_CREATE|os.O_APPEND, 0o600)
+}
+
+// rotateFailures renames the full log, which full is the stat of, to failures.jsonl.1.
+// Writers that find it full at the same time take turns under a lock, and only one whose
+// path still names the full log renames it: the others would rename the fresh log over the
+// rotated one, losing it.
+func (s *Store) rotateFailures(path string, full os.FileInfo) error {
+	l, err := s.lockFile(path+".lock", rotateWait)
+	if err != nil {
+		return fmt.Errorf("rotate %s: %w", path, err)
+	}
+	defer func() { _ = l.unlock() }()
+	if now, err := os.Stat(path); err != nil || !os.SameFile(now, full) {
+		return nil // rotated by another writer
+	}
+	if err := os.Rename(path, path+".1"); err != nil {
+		return fmt.Errorf("rotate %s: %w", path, err)
+	}
+	return nil
 }
 
 // tornTail reports whether the file does not end with a newline.

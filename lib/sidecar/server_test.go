@@ -9,6 +9,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -69,11 +70,14 @@ func TestServe(t *testing.T) {
 		`resctrl_mon_sidecar_ready 1`,
 		`cgroup_monitor_sc_monitored_cpu_psi{type="some",window="total"} 385`,
 		`cgroup_monitor_sc_monitored_mem_psi{type="full",window="300s"} 0.15`,
-		`go_goroutines `,
 	} {
-		if !strings.Contains(body, want+"\n") && !strings.Contains(body, want) {
-			t.Errorf("metrics after: no %q in\n%s", want, body)
+		// A whole line: the value ends there (0.15 is not 0.155).
+		if !slices.Contains(strings.Split(body, "\n"), want) {
+			t.Errorf("metrics after: no line %q in\n%s", want, body)
 		}
+	}
+	if !strings.Contains(body, "\ngo_goroutines ") {
+		t.Errorf("metrics after: no go_goroutines in\n%s", body)
 	}
 	if strings.Contains(body, `resctrl_mon_pressure_cpu_stalled_seconds_total`) || strings.Contains(body, `_ratio{`) {
 		t.Errorf("a series that should not be there:\n%s", body)

@@ -27,22 +27,27 @@ func main() {
 	// Go runtime's start (well under a millisecond) before it.
 	start := time.Now()
 	hook.WorkIfAsked()
-	os.Exit(run(start, os.Args[1:], os.Stdin, os.Stderr))
+	// The worker starts first, to start while this process reads its configuration and
+	// stdin; Run starts one itself if this one could not be.
+	w, _ := hook.StartWorker()
+	os.Exit(run(start, w, os.Args[1:], os.Stdin, os.Stderr))
 }
 
 // run parses `[flags] createRuntime|poststop` and runs the hook. Usage errors exit 2, which
 // a runtime reports as a failed hook: a hook installed with wrong arguments is an install
 // error that must be seen, whatever the failure policy.
-func run(start time.Time, args []string, stdin io.Reader, stderr io.Writer) int {
+func run(start time.Time, w *hook.Worker, args []string, stdin io.Reader, stderr io.Writer) int {
 	inv, err := parseArgs(args, stderr)
 	if errors.Is(err, flag.ErrHelp) {
+		w.Close()
 		return 0
 	}
 	if err != nil {
+		w.Close()
 		return 2
 	}
 	cfg, err := config.Resolve(inv.configPath, os.Environ(), inv.set)
-	return hook.Run(start, inv.stage, stdin, stderr, cfg, err)
+	return hook.Run(start, w, inv.stage, stdin, stderr, cfg, err)
 }
 
 // invocation is what the command line asks for.

@@ -48,7 +48,7 @@ func TestRun(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			var stderr bytes.Buffer
-			code := run(time.Now(), tc.args, strings.NewReader(state), &stderr)
+			code := run(time.Now(), nil, tc.args, strings.NewReader(state), &stderr)
 			// No stderr wanted is none at all: fail-open says nothing to the runtime.
 			if code != tc.code || !strings.Contains(stderr.String(), tc.stderr) || (tc.stderr == "" && stderr.Len() != 0) {
 				t.Errorf("exit %d, stderr %q; want exit %d and %q", code, stderr.String(), tc.code, tc.stderr)

@@ -56,7 +56,11 @@ var ErrBudget = errors.New("time budget exhausted")
 // whatever the policy. A worker left behind finishes on its own: the container is in the
 // record already (it is written before any resctrl call), and the worker, or reconcile,
 // completes the pod, marking it late-assigned.
-func Run(start time.Time, stage string, stdin io.Reader, stderr io.Writer, cfg config.Config, cfgErr error, logOpts ...logging.Option) int {
+//
+// w is a worker started earlier (StartWorker), given its request here; nil starts one.
+func Run(start time.Time, w *Worker, stage string, stdin io.Reader, stderr io.Writer, cfg config.Config, cfgErr error, logOpts ...logging.Option) int {
+	// A worker not given its request ends.
+	defer w.Close()
 	budget := time.Duration(cfg.HookBudget)
 	if budget <= 0 {
 		budget = time.Duration(config.Default().HookBudget)
@@ -93,7 +97,12 @@ func Run(start time.Time, stage string, stdin io.Reader, stderr io.Writer, cfg c
 			done <- result{lifecycle.Outcome{Container: st.ID}, lifecycle.Failed, err}
 			return
 		}
-		w, err := startWorker(request{Stage: stage, State: st, Config: cfg, Deadline: deadline.Add(-tail)})
+		if w == nil {
+			w, err = StartWorker()
+		}
+		if err == nil {
+			err = w.send(request{Stage: stage, State: st, Config: cfg, Deadline: deadline.Add(-tail)})
+		}
 		if err != nil {
 			done <- result{lifecycle.Outcome{Container: st.ID}, lifecycle.Failed, err}
 			return

@@ -36,14 +36,14 @@ func TestBadInputFollowsThePolicy(t *testing.T) {
 			"missing":   `{"id":"c1","pid":1073741824}`,
 		} {
 			var stderr bytes.Buffer
-			if code := hook.Run(time.Now(), hook.CreateRuntime, strings.NewReader(in), &stderr, cfg, nil); code != want {
+			if code := hook.Run(time.Now(), nil, hook.CreateRuntime, strings.NewReader(in), &stderr, cfg, nil); code != want {
 				t.Errorf("%s, %s: exit %d, want %d", policy, name, code, want)
 			}
 			if policy == config.FailClosed && !strings.Contains(stderr.String(), "not started") {
 				t.Errorf("%s, %s: stderr %q does not say why", policy, name, stderr.String())
 			}
 			// Poststop never fails.
-			if code := hook.Run(time.Now(), hook.Poststop, strings.NewReader(in), &stderr, cfg, nil); code != 0 {
+			if code := hook.Run(time.Now(), nil, hook.Poststop, strings.NewReader(in), &stderr, cfg, nil); code != 0 {
 				t.Errorf("poststop %s: exit %d", name, code)
 			}
 		}

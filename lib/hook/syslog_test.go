@@ -37,7 +37,7 @@ func TestBudgetStalledSyslog(t *testing.T) {
 		var stderr bytes.Buffer
 		code := make(chan int, 1)
 		go func() {
-			code <- hook.Run(time.Now(), hook.CreateRuntime, strings.NewReader(in), &stderr, cfg, nil, logging.WithSyslogSocket(sock))
+			code <- hook.Run(time.Now(), nil, hook.CreateRuntime, strings.NewReader(in), &stderr, cfg, nil, logging.WithSyslogSocket(sock))
 		}()
 		select {
 		case c := <-code:

@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"sync"
 	"syscall"
 	"time"
 
@@ -114,49 +115,81 @@ func late(req request, group string, r reply, log *slog.Logger) {
 	log.Warn("hook finished after its budget", attrs...)
 }
 
-// worker is a started worker: the reply pipe's read end and the process.
-type worker struct {
+// Worker is a started worker, waiting for its request. The hook starts it first thing, so
+// that its start (an exec of this binary, about as long as the hook's own) overlaps the
+// hook's reading its configuration and stdin.
+type Worker struct {
 	cmd   *exec.Cmd
 	reply *os.File
+
+	mu      sync.Mutex
+	request *os.File // write end; closed once the request is sent, or to end the worker
 }
 
-// startWorker starts the hook's binary as its worker and sends it req. The worker gets
-// /dev/null for stdio: a runtime waits until every copy of its pipes to the hook is closed.
-// It runs in a session of its own, so nothing aimed at the hook's process group reaches it.
-func startWorker(req request) (*worker, error) {
-	b, err := json.Marshal(req)
-	if err != nil {
-		return nil, err
-	}
+// StartWorker starts the hook's binary as its worker. The worker gets /dev/null for stdio:
+// a runtime waits until every copy of its pipes to the hook is closed. It runs in a session
+// of its own, so nothing aimed at the hook's process group reaches it.
+func StartWorker() (*Worker, error) {
 	reqR, reqW, err := os.Pipe()
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("start the hook's worker: %w", err)
 	}
 	defer reqR.Close()
-	defer reqW.Close()
 	repR, repW, err := os.Pipe()
 	if err != nil {
-		return nil, err
+		reqW.Close()
+		return nil, fmt.Errorf("start the hook's worker: %w", err)
 	}
 	defer repW.Close()
 	// /proc/self/exe: the binary this process runs, even if an upgrade replaced its path.
 	cmd := &exec.Cmd{Path: "/proc/self/exe", Args: []string{"resctrl-mon-hook", WorkerArg}, ExtraFiles: []*os.File{reqR, repW},
 		SysProcAttr: &syscall.SysProcAttr{Setsid: true}}
 	if err := cmd.Start(); err != nil {
+		reqW.Close()
 		repR.Close()
 		return nil, fmt.Errorf("start the hook's worker: %w", err)
 	}
-	// The request is far smaller than a pipe's buffer: this write does not wait for the worker.
-	if _, err := reqW.Write(b); err != nil {
-		repR.Close()
-		return nil, fmt.Errorf("send the hook's worker its request: %w", err)
+	return &Worker{cmd: cmd, request: reqW, reply: repR}, nil
+}
+
+// Close ends a worker that was given no request (it reads EOF and exits), and reaps it.
+func (w *Worker) Close() {
+	if w == nil {
+		return
 	}
-	return &worker{cmd: cmd, reply: repR}, nil
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.request == nil {
+		return
+	}
+	_ = w.request.Close()
+	_ = w.reply.Close()
+	go func() { _ = w.cmd.Wait() }()
+}
+
+// send gives the worker its request. The request is far smaller than a pipe's buffer: the
+// write does not wait for the worker.
+func (w *Worker) send(req request) error {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.request == nil {
+		return errors.New("the hook's worker was ended before its request")
+	}
+	b, err := json.Marshal(req)
+	if err == nil {
+		_, err = w.request.Write(b)
+	}
+	err = errors.Join(err, w.request.Close())
+	w.request = nil
+	if err != nil {
+		return fmt.Errorf("send the hook's worker its request: %w", err)
+	}
+	return nil
 }
 
 // wait reads the worker's messages until it is done, calling onGroup with the pod's group
 // when it is known. A worker that ends without a reply is a failure, with its exit status.
-func (w *worker) wait(onGroup func(string)) (lifecycle.Outcome, lifecycle.Action, error) {
+func (w *Worker) wait(onGroup func(string)) (lifecycle.Outcome, lifecycle.Action, error) {
 	defer w.reply.Close()
 	dec := json.NewDecoder(w.reply)
 	for {
@@ -168,7 +201,9 @@ func (w *worker) wait(onGroup func(string)) (lifecycle.Outcome, lifecycle.Action
 			onGroup(m.Group)
 		}
 		if m.Done != nil {
-			_ = w.cmd.Wait()
+			// Reaped aside: its exit is not the hook's business, and a hook process ends
+			// before it matters.
+			go func() { _ = w.cmd.Wait() }()
 			var err error
 			if m.Done.Err != "" {
 				err = errors.New(m.Done.Err)

@@ -4,6 +4,7 @@ import (
 	"archive/tar"
 	"compress/gzip"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"maps"
@@ -66,7 +67,7 @@ func readImage(t *testing.T, archive string) (string, ociConfig, map[string]imag
 	tr := tar.NewReader(f)
 	for {
 		h, err := tr.Next()
-		if err == io.EOF {
+		if errors.Is(err, io.EOF) {
 			break
 		}
 		if err != nil {
@@ -111,7 +112,7 @@ func readImage(t *testing.T, archive string) (string, ociConfig, map[string]imag
 		lr := tar.NewReader(r)
 		for {
 			h, err := lr.Next()
-			if err == io.EOF {
+			if errors.Is(err, io.EOF) {
 				break
 			}
 			if err != nil {

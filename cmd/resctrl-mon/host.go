@@ -36,6 +36,9 @@ func hostCommand() *cli.Command {
 				&cli.StringFlag{Name: "config", Usage: "config `file` (here, not on the host) to write at --config-path; none: the config is left alone"},
 				&cli.StringFlag{Name: "timeout", Value: fmt.Sprint(hostinstall.DefaultTimeout), Usage: "the runtime's hook timeout in whole `seconds`; the hook's --hookBudget is 2 s less"},
 				&cli.BoolFlag{Name: "adopt", Usage: "take over files already at the destinations that no manifest records"},
+				&cli.StringFlag{Name: "wrapper-path", Usage: "also install the runtime wrapper at this host `path`, for a runtime handler that places exec'd processes too; none: no wrapper"},
+				&cli.StringFlag{Name: "wrapper-source", Usage: "the wrapper binary to copy (default resctrl-mon-runtime beside this program)"},
+				&cli.BoolFlag{Name: "no-registrations", Usage: "write no hooks.d JSON (a node whose runtime places containers through NRI: only the wrapper's pods run the hook)"},
 			),
 			Action: hostInstall,
 		}, {
@@ -71,6 +74,14 @@ func hostInstall(c *cli.Context) error {
 		return fmt.Errorf("--%w", err)
 	}
 	o.ConfigSource, o.Adopt = c.String("config"), c.Bool("adopt")
+	o.WrapperPath, o.WrapperSource, o.NoRegistrations = c.String("wrapper-path"), c.String("wrapper-source"), c.Bool("no-registrations")
+	if o.WrapperPath != "" && o.WrapperSource == "" {
+		self, err := os.Executable()
+		if err != nil {
+			return fmt.Errorf("--wrapper-source not given, and this program's own path is unknown: %w", err)
+		}
+		o.WrapperSource = filepath.Join(filepath.Dir(self), "resctrl-mon-runtime")
+	}
 	if o.HookSource = c.String("hook-source"); o.HookSource == "" {
 		self, err := os.Executable()
 		if err != nil {

@@ -47,6 +47,14 @@ type Options struct {
 	// Adopt takes over a file at a destination that no manifest records (one an earlier
 	// `make install` put there, say) instead of refusing.
 	Adopt bool
+	// WrapperPath, when not empty, is where the runtime wrapper (resctrl-mon-runtime, from
+	// WrapperSource) goes on the host: a runtime handler pointed at it places exec'd
+	// processes too. The wrapper lists the hook in the bundles it creates, so the hook is
+	// installed with it.
+	WrapperPath, WrapperSource string
+	// NoRegistrations leaves the hooks.d JSON out: a node whose runtime places containers
+	// through NRI, where only the wrapper's pods run the hook.
+	NoRegistrations bool
 }
 
 // ManifestPath is where the manifest is on the host.
@@ -81,6 +89,15 @@ func (o Options) validate(install bool) error {
 		return fmt.Errorf("--hook-path %s, --config-path %s and the manifest %s: want three different files",
 			o.HookPath, o.ConfigPath, o.ManifestPath())
 	}
+	if o.WrapperPath != "" {
+		if err := hooksd.CheckHostPath("--wrapper-path", o.WrapperPath); err != nil {
+			return err
+		}
+		if what, ok := targets[o.WrapperPath]; ok {
+			return fmt.Errorf("--wrapper-path %s is also %s", o.WrapperPath, what)
+		}
+		targets[o.WrapperPath] = "--wrapper-path"
+	}
 	for p, what := range targets {
 		if filepath.Dir(p) == o.HooksDir {
 			return fmt.Errorf("%s %s is in --hooks-dir %s: the runtime would read it as a registration", what, p, o.HooksDir)
@@ -91,6 +108,9 @@ func (o Options) validate(install bool) error {
 	}
 	if o.HookSource == "" {
 		return errors.New("--hook-source is empty")
+	}
+	if o.WrapperPath != "" && o.WrapperSource == "" {
+		return errors.New("--wrapper-source is empty")
 	}
 	if o.Timeout < hooksd.MinTimeout || o.Timeout > hooksd.MaxTimeout {
 		return fmt.Errorf("--timeout %d: want whole seconds from %d to %d (the hook's budget is 2 s less)",
@@ -117,8 +137,17 @@ func Install(o Options) (Result, error) {
 	if err != nil {
 		return res, err
 	}
-	if len(hook) < 4 || !bytes.Equal(hook[:4], []byte("\x7fELF")) {
+	if !isELF(hook) {
 		return res, fmt.Errorf("--hook-source %s: not an executable (no ELF header)", o.HookSource)
+	}
+	var wrapper []byte
+	if o.WrapperPath != "" {
+		if wrapper, err = readSource("--wrapper-source", o.WrapperSource, maxHookSize); err != nil {
+			return res, err
+		}
+		if !isELF(wrapper) {
+			return res, fmt.Errorf("--wrapper-source %s: not an executable (no ELF header)", o.WrapperSource)
+		}
 	}
 	var conf []byte
 	if o.ConfigSource != "" {
@@ -139,6 +168,9 @@ func Install(o Options) (Result, error) {
 	if err != nil {
 		return res, err
 	}
+	if o.NoRegistrations {
+		regs = nil
+	}
 
 	h, err := openHost(o.HostRoot)
 	if err != nil {
@@ -156,6 +188,9 @@ func Install(o Options) (Result, error) {
 		mode os.FileMode
 	}
 	files := []file{{o.HookPath, hook, 0o755}}
+	if wrapper != nil {
+		files = append(files, file{o.WrapperPath, wrapper, 0o755})
+	}
 	if conf != nil {
 		files = append(files, file{o.ConfigPath, conf, 0o644})
 	}
@@ -228,12 +263,19 @@ func Uninstall(o Options) (Result, error) {
 }
 
 // removeInOrder removes files, registrations (*.json) first: a runtime must never load one
-// whose hook is gone. It returns what it removed and what it could not.
+// whose hook is gone; then the rest in the reverse of their install order (the wrapper, which
+// names the hook, before the hook). It returns what it removed and what it could not.
 func (h *host) removeInOrder(files []string) (removed, kept []string, err error) {
-	ordered := slices.Clone(files)
-	slices.SortStableFunc(ordered, func(a, b string) int {
-		return boolInt(filepath.Ext(b) == ".json") - boolInt(filepath.Ext(a) == ".json")
-	})
+	var ordered, rest []string
+	for _, p := range files {
+		if filepath.Ext(p) == ".json" {
+			ordered = append(ordered, p)
+		} else {
+			rest = append(rest, p)
+		}
+	}
+	slices.Reverse(rest)
+	ordered = append(ordered, rest...)
 	var errs []error
 	for _, p := range ordered {
 		if e := h.remove(p); e != nil {
@@ -262,6 +304,8 @@ func readSource(flag, path string, limit int64) ([]byte, error) {
 	return b, nil
 }
 
+func isELF(b []byte) bool { return len(b) >= 4 && bytes.Equal(b[:4], []byte("\x7fELF")) }
+
 func union(a, b []string) []string {
 	out := slices.Clone(a)
 	for _, p := range b {
@@ -270,11 +314,4 @@ func union(a, b []string) []string {
 		}
 	}
 	return out
-}
-
-func boolInt(b bool) int {
-	if b {
-		return 1
-	}
-	return 0
 }

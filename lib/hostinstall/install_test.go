@@ -378,3 +378,40 @@ func FuzzParseManifest(f *testing.F) {
 		}
 	})
 }
+
+// TestInstallWrapper: the wrapper goes in after the hook it names, and comes out before it;
+// with NoRegistrations (an NRI node) no hooks.d JSON is written.
+func TestInstallWrapper(t *testing.T) {
+	t.Parallel()
+	const wrapperPath = "/usr/local/bin/resctrl-mon-runtime"
+	f := newFixture(t)
+	write(t, filepath.Join(f.src, "resctrl-mon-runtime"), "\x7fELF a wrapper")
+	f.opts.WrapperPath, f.opts.WrapperSource, f.opts.NoRegistrations = wrapperPath, filepath.Join(f.src, "resctrl-mon-runtime"), true
+	res := f.install()
+	if want := []string{DefaultHookPath, wrapperPath, DefaultConfigPath}; !slices.Equal(res.Written, want) {
+		t.Errorf("written in order %q, want %q", res.Written, want)
+	}
+	if got := f.files(); slices.Contains(got, f.createJSON) || !slices.Contains(got, wrapperPath) {
+		t.Errorf("installed %q: want the wrapper and no hooks.d JSON", got)
+	}
+	res, err := Uninstall(f.opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := []string{DefaultConfigPath, wrapperPath, DefaultHookPath, "/etc/resctrl-mon/host-install.json"}; !slices.Equal(res.Removed, want) {
+		t.Errorf("removed in order %q, want %q", res.Removed, want)
+	}
+	if got := f.files(); len(got) != 0 {
+		t.Errorf("left %q", got)
+	}
+	// A wrapper path that is another file's, or a source that is no executable, is refused.
+	f.opts.WrapperPath = DefaultHookPath
+	if _, err := Install(f.opts); err == nil || !strings.Contains(err.Error(), "--wrapper-path") {
+		t.Errorf("wrapper at the hook's path: %v", err)
+	}
+	f.opts.WrapperPath = wrapperPath
+	write(t, f.opts.WrapperSource, "#!/bin/sh")
+	if _, err := Install(f.opts); err == nil || !strings.Contains(err.Error(), "--wrapper-source") {
+		t.Errorf("a script as the wrapper: %v", err)
+	}
+}

@@ -340,3 +340,37 @@ func TestChartOptional(t *testing.T) {
 		t.Error("the dashboard ConfigMap is not install/grafana/resctrl-mon.json")
 	}
 }
+
+// wrapper.enabled: the wrapper and the hook it lists go on the node in either mode (an NRI
+// node gets no hooks.d JSON), a RuntimeClass names the runtime's handler, and the container
+// that takes them away again mounts where they are.
+func TestChartWrapper(t *testing.T) {
+	t.Parallel()
+	objs := render(t, "mode=nri", "wrapper.enabled=true", "wrapper.path=/opt/rm/bin/resctrl-mon-runtime", "wrapper.handler=rmw")
+	rc := objs["RuntimeClass/resctrl-mon"]
+	if get(rc, "handler") != "rmw" {
+		t.Errorf("RuntimeClass = %v, want handler rmw", rc)
+	}
+	spec := get(objs["DaemonSet/rm-resctrl-mon"], "spec", "template", "spec")
+	in := container(spec, "initContainers", "install-hooks")
+	cmd := fmt.Sprint(get(in, "command"))
+	for _, want := range []string{"host install", "--wrapper-path=/opt/rm/bin/resctrl-mon-runtime", "--no-registrations"} {
+		if !strings.Contains(cmd, want) {
+			t.Errorf("install-hooks command %s lacks %s", cmd, want)
+		}
+	}
+	for _, c := range []any{in, container(spec, "containers", "nri-adapter")} {
+		for _, p := range []string{"/host/opt/rm/bin", "/host/usr/local/libexec/oci/hooks.d", "/host/etc/resctrl-mon"} {
+			if mountAt(c, p) == nil {
+				t.Errorf("%s does not mount %s", get(c, "name"), p)
+			}
+		}
+	}
+	hook, err := config.Parse(strings.NewReader(fmt.Sprint(get(objs["ConfigMap/rm-resctrl-mon"], "data", "hook-config.yaml"))))
+	if err != nil || hook.RuntimeHook != "/usr/local/libexec/oci/hooks.d/resctrl-mon-hook" {
+		t.Errorf("the wrapper's config: runtimeHook %q, %v; want hooks.hookPath", hook.RuntimeHook, err)
+	}
+	if objs := render(t, "mode=nri"); objs["RuntimeClass/resctrl-mon"] != nil || list(get(objs["DaemonSet/rm-resctrl-mon"], "spec", "template", "spec"), "initContainers") != nil {
+		t.Error("without wrapper.enabled an NRI node gets a RuntimeClass or an init container")
+	}
+}

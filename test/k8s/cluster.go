@@ -30,6 +30,17 @@ type ClusterOptions struct {
 	Forker string
 }
 
+// WrapperPath and WrapperConfig are where containerd's "resctrl-mon" runtime handler finds
+// the runtime wrapper and its config: where the chart is told to install them.
+func (c *Cluster) WrapperPath() string {
+	return filepath.Join(c.Work, "host", "bin", "resctrl-mon-runtime")
+}
+
+// WrapperConfig: see WrapperPath.
+func (c *Cluster) WrapperConfig() string {
+	return filepath.Join(c.Work, "host", "etc", "resctrl-mon", "config.yaml")
+}
+
 // StartCluster brings a node up on runtime (containerd, with NRI; crio, with hooks.d) and
 // tears it down, restoring the host, when the test ends. Only one cluster runs at a time
 // (its ports are fixed).
@@ -51,7 +62,8 @@ func StartCluster(t *testing.T, runtime string, opts ClusterOptions) *Cluster {
 	c.Work = dir
 	c.helmDir = filepath.Join(dir, "helm")
 	script := filepath.Join(repoRoot(t), "test", "k8s", "cluster.sh")
-	env := append(os.Environ(), "KWORK="+dir, "KIMAGES="+strings.Join(opts.Images, " "), "KFORKER="+opts.Forker)
+	env := append(os.Environ(), "KWORK="+dir, "KIMAGES="+strings.Join(opts.Images, " "), "KFORKER="+opts.Forker,
+		"KWRAPPER="+c.WrapperPath(), "KWRAPPER_CONFIG="+c.WrapperConfig())
 	t.Cleanup(func() {
 		if t.Failed() {
 			c.dumpLogs()

@@ -10,7 +10,8 @@
 # $KWORK/c/nri/nri.sock; CRI-O reads hooks from $KWORK/o/hooks.d (NRI off, the hooks' mode).
 # The workload and sandbox image is localhost/busybox:k8s, made from Debian's static busybox.
 # Extra images to load into the runtime: the OCI archives named in $KIMAGES (spaces); a static
-# binary named by $KFORKER is copied into the test image as /bin/forker.
+# binary named by $KFORKER is copied into the test image as /bin/forker. containerd gets a
+# runtime handler "resctrl-mon" whose runtime is $KWRAPPER, reading $KWRAPPER_CONFIG.
 set -euo pipefail
 : "${KWORK:?KWORK names the directory of the cluster}"
 here=$(cd "$(dirname "$0")" && pwd)
@@ -162,6 +163,14 @@ temp = "$b/tmp"
           BinaryName = "${KRUNTIME:-$(command -v runc)}"
           Root = "$b/runc"
           SystemdCgroup = false
+      # The handler of the chart's RuntimeClass (wrapper.enabled): its runtime is the wrapper
+      # the chart installs at $KWRAPPER; containerd checks the path only when a pod uses it.
+      [plugins.'io.containerd.cri.v1.runtime'.containerd.runtimes.resctrl-mon]
+        runtime_type = "io.containerd.runc.v2"
+        [plugins.'io.containerd.cri.v1.runtime'.containerd.runtimes.resctrl-mon.options]
+          BinaryName = "${KWRAPPER:-/usr/local/bin/resctrl-mon-runtime}"
+          Root = "$b/runc"
+          SystemdCgroup = false
     [plugins.'io.containerd.cri.v1.runtime'.cni]
       bin_dirs = ["$b/cni/bin"]
       conf_dir = "$b/cni/net.d"
@@ -170,7 +179,8 @@ temp = "$b/tmp"
     stream_server_address = "127.0.0.1"
     stream_server_port = "0"
 TOML
-	PATH=$CBIN:$PATH setsid "$CBIN/containerd" --config "$b/config.toml" >>"$b/containerd.log" 2>&1 </dev/null &
+	# The runc shim hands the runtime (and so the wrapper) containerd's environment.
+	PATH=$CBIN:$PATH RESCTRL_MON_CONFIG=${KWRAPPER_CONFIG:-/etc/resctrl-mon/config.yaml} setsid "$CBIN/containerd" --config "$b/config.toml" >>"$b/containerd.log" 2>&1 </dev/null &
 	echo $! >"$b/containerd.pid"
 	wait_for 30 containerd "$CBIN/ctr" --address "$b/containerd.sock" version
 	local i

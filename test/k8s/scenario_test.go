@@ -155,15 +155,37 @@ spec:
 }
 
 // execs: what an exec liveness probe and `kubectl exec` of a process that forks start in a
-// container. Neither NRI nor a createRuntime hook sees an exec, so these are placed only
-// through the runtime wrapper (docs/install/kubernetes.md): counted here, as N of M.
+// running container. Neither NRI nor a createRuntime hook sees an exec: without the runtime
+// wrapper these are not placed (counted here, N of M). A pod of the chart's RuntimeClass runs
+// through the wrapper, and every one of them is placed from its first instruction.
 func (s *scenario) execs(wl *workloads) {
+	s.execsIn("probed", "", func(what string, pl Placement) {
+		s.t.Logf("%s (%s, %s): %s (not placed without the runtime wrapper)", what, s.mode, s.Runtime, pl)
+	})
+	if !s.wrapper() {
+		return
+	}
+	s.execsIn("wrapped", "resctrl-mon", func(what string, pl Placement) {
+		s.t.Logf("%s through the wrapper's RuntimeClass (%s, %s): %s", what, s.mode, s.Runtime, pl)
+		if pl.Placed != pl.Total {
+			s.t.Errorf("%s through the wrapper: %s, missing %v", what, pl, pl.Missing)
+		}
+	})
+}
+
+// execsIn runs a pod whose exec probe forks, execs a forking shell into it, and hands check
+// what was placed while each ran.
+func (s *scenario) execsIn(name, runtimeClass string, check func(what string, pl Placement)) {
 	t := s.t
+	rc := ""
+	if runtimeClass != "" {
+		rc = "  runtimeClassName: " + runtimeClass + "\n"
+	}
 	s.Apply(`apiVersion: v1
 kind: Pod
-metadata: {name: probed, namespace: default}
+metadata: {name: ` + name + `, namespace: default}
 spec:
-  hostNetwork: true
+` + rc + `  hostNetwork: true
   terminationGracePeriodSeconds: 1
   containers:
   - name: main
@@ -175,35 +197,35 @@ spec:
       periodSeconds: 4
       timeoutSeconds: 5
 `)
-	var probed Pod
-	s.Eventually(60*time.Second, "pod probed running", func() (bool, string) {
+	var p Pod
+	s.Eventually(60*time.Second, "pod "+name+" running", func() (bool, string) {
 		var err error
-		probed, err = s.GetPod("default", "probed")
+		p, err = s.GetPod("default", name)
 		if err != nil {
 			return false, err.Error()
 		}
-		return len(probed.Containers) == 1 && probed.Containers[0].Running, "not running"
+		return len(p.Containers) == 1 && p.Containers[0].Running, "not running"
 	})
-	s.requirePlaced("pod probed before any exec", probed, probed.UID)
+	s.requirePlaced("pod "+name+" before any exec", p, p.UID)
 	// The probe's processes come and go every 4 s; look while they run.
 	var probe Placement
-	s.Eventually(30*time.Second, "an exec probe's processes", func() (bool, string) {
-		pl, err := Placed(s.sim.Dir, probed, probed.UID)
+	s.Eventually(30*time.Second, "an exec probe's processes in "+name, func() (bool, string) {
+		pl, err := Placed(s.sim.Dir, p, p.UID)
 		if err != nil {
 			return false, err.Error()
 		}
 		probe = pl
 		return pl.Total >= 4, pl.String()
 	})
-	t.Logf("exec liveness probe (%s, %s): %s (the probe's 3 tasks are not placed without the runtime wrapper)", s.mode, s.Runtime, probe)
-	cmd := exec.Command(s.kubectl, "-n", "default", "exec", "probed", "--", "/bin/sh", "-c", "sleep 6 & sleep 6 & sleep 6 & wait")
+	check("exec liveness probe", probe)
+	cmd := exec.Command(s.kubectl, "-n", "default", "exec", name, "--", "/bin/sh", "-c", "sleep 6 & sleep 6 & sleep 6 & wait")
 	cmd.Env = s.env()
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
 	var ex Placement
-	s.Eventually(20*time.Second, "kubectl exec's processes", func() (bool, string) {
-		pl, err := Placed(s.sim.Dir, probed, probed.UID)
+	s.Eventually(20*time.Second, "kubectl exec's processes in "+name, func() (bool, string) {
+		pl, err := Placed(s.sim.Dir, p, p.UID)
 		if err != nil {
 			return false, err.Error()
 		}
@@ -211,8 +233,8 @@ spec:
 		return pl.Total >= 6, pl.String()
 	})
 	_ = cmd.Wait()
-	t.Logf("kubectl exec of a forking shell (%s, %s): %s (not placed without the runtime wrapper)", s.mode, s.Runtime, ex)
-	s.Kubectl("-n", "default", "delete", "pod", "probed", "--wait=false")
+	check("kubectl exec of a forking shell", ex)
+	s.Kubectl("-n", "default", "delete", "pod", name, "--wait=false")
 }
 
 // groupState is what must survive the DaemonSet's pod going and coming back: each watched
@@ -389,11 +411,9 @@ func (s *scenario) uninstall(wl *workloads) {
 		pods, err := s.PodsOf(namespace, "app.kubernetes.io/name=resctrl-mon")
 		return err == nil && len(pods) == 0, fmt.Sprintf("%d pods, %v", len(pods), err)
 	})
-	if s.mode == "hooks" {
-		for _, p := range []string{s.hookPath, s.hookConfig, filepath.Join(s.hooksDir, "resctrl-mon-createruntime.json"), filepath.Join(s.hooksDir, "resctrl-mon-poststop.json")} {
-			if _, err := os.Stat(p); !os.IsNotExist(err) {
-				t.Errorf("after helm uninstall, %s is still on the node (%v)", p, err)
-			}
+	for _, p := range []string{s.hookPath, s.hookConfig, s.WrapperPath(), filepath.Join(s.hooksDir, "resctrl-mon-createruntime.json"), filepath.Join(s.hooksDir, "resctrl-mon-poststop.json")} {
+		if _, err := os.Stat(p); !os.IsNotExist(err) {
+			t.Errorf("after helm uninstall, %s is still on the node (%v)", p, err)
 		}
 	}
 	// Every group resctrl-mon made is released: no RMID outlives it.

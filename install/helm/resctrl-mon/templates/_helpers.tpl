@@ -105,3 +105,20 @@ A pod replaced, upgraded or drained finds its DaemonSet and leaves everything to
 - --hooks-dir={{ .Values.hooks.hooksDir }}
 - --config-path={{ .Values.hooks.configPath }}
 {{- end -}}
+
+{{/*
+The node's directories that hold what install-hooks puts there, under /host. A directory
+named twice (the wrapper beside the hook) is mounted once.
+*/}}
+{{- define "resctrl-mon.hostFileMounts" -}}
+- {name: host-hook, mountPath: /host{{ dir .Values.hooks.hookPath }}}
+{{- if eq .Values.mode "hooks" }}
+- {name: host-hooksd, mountPath: /host{{ .Values.hooks.hooksDir }}}
+{{- end }}
+{{- if ne (dir .Values.hooks.configPath) (dir .Values.hooks.hookPath) }}
+- {name: host-config, mountPath: /host{{ dir .Values.hooks.configPath }}}
+{{- end }}
+{{- if and .Values.wrapper.enabled (ne (dir .Values.wrapper.path) (dir .Values.hooks.hookPath)) (ne (dir .Values.wrapper.path) (dir .Values.hooks.configPath)) }}
+- {name: host-wrapper, mountPath: /host{{ dir .Values.wrapper.path }}}
+{{- end }}
+{{- end -}}

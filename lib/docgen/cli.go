@@ -6,7 +6,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"runtime"
 	"slices"
 	"strings"
 )
@@ -35,7 +34,7 @@ func cliData(root string) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	defer os.RemoveAll(tmp)
+	defer func() { _ = os.RemoveAll(tmp) }()
 	var out []binary
 	for _, b := range cliBinaries {
 		bin := filepath.Join(tmp, b.Name)
@@ -107,10 +106,10 @@ func subcommands(help string) []string {
 	return out
 }
 
-// goTool is the go command that runs this: the one on PATH, else the toolchain's own.
+// goTool is the go command on PATH, else the one the project's Makefile puts there.
 func goTool() string {
 	if p, err := exec.LookPath("go"); err == nil {
 		return p
 	}
-	return filepath.Join(runtime.GOROOT(), "bin", "go")
+	return "/usr/local/go/bin/go"
 }

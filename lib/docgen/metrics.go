@@ -37,7 +37,7 @@ func metricsData() (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	defer os.RemoveAll(tmp)
+	defer func() { _ = os.RemoveAll(tmp) }()
 	c, err := exporter.New(sampleNode{}, exporter.Options{SnapshotDir: tmp})
 	if err != nil {
 		return nil, err

@@ -425,20 +425,6 @@ func forgetContainer(rec *state.Record, id string) {
 	delete(rec.Cgroups, id)
 }
 
-// assign writes each task to the group's tasks (goresctrl's AssignPID: one id per write,
-// with its class check), for tasks of any processes (reconcile, a pending pod's
-// completion). A task that exited is no loss. In an allocation class the kernel refuses
-// tasks that are not in the class (EINVAL); all but leader are then skipped and counted,
-// since only the leader must be placed.
-func (m *Manager) assign(name string, tids []int, classed bool, leader int) (moved, skipped int, err error) {
-	for _, tid := range tids {
-		if err := m.assignResult(name, tid, classed, leader, m.rs.Assign(name, tid), &moved, &skipped); err != nil {
-			return moved, skipped, err
-		}
-	}
-	return moved, skipped, nil
-}
-
 // cgroupTasks are threads found in a container's cgroups through an index read earlier,
 // with those cgroups (a /proc/<pid>/cgroup text).
 type cgroupTasks struct {
@@ -446,8 +432,11 @@ type cgroupTasks struct {
 	tids    []int
 }
 
-// assignIn is assign for tasks found through a cgroup index: each is written only if it is
-// still in its container's cgroups right before its write. The index was read before a lock
+// assignIn writes each task to the group's tasks (goresctrl's AssignPID: one id per write,
+// with its class check), for tasks found through a cgroup index (reconcile, a pending pod's
+// completion): each is written only if it is still in its container's cgroups right before
+// its write. A task that exited is no loss; in an allocation class the kernel refuses tasks
+// that are not in the class (EINVAL), and those are skipped. The index was read before a lock
 // wait (reconcile waits up to reconcileLockWait for a pod a hook works on), and a pid that
 // exited meanwhile may be another pod's process now.
 func (m *Manager) assignIn(name string, sets []cgroupTasks, classed bool) (moved int, err error) {

@@ -340,7 +340,7 @@ func (s *scenario) prometheus(wl *workloads) {
 	for _, q := range []string{
 		fmt.Sprintf(`resctrl_mon_pod_info{namespace="default",pod=%q,pod_uid=%q}`, wl.web.Name, wl.web.UID),
 		fmt.Sprintf(`{__name__=~"resctrl_mon_.*bytes.*",namespace="default",pod=%q}`, wl.web.Name),
-		fmt.Sprintf(`up{job="resctrl-mon",node!=""}`),
+		`up{job="resctrl-mon",node!=""}`,
 	} {
 		s.Eventually(60*time.Second, "Prometheus: "+q, func() (bool, string) {
 			res, err := p.Query(q)

@@ -9,7 +9,7 @@ import (
 	"github.com/urfave/cli/v2"
 	"golang.org/x/sys/unix"
 
-	"github.com/resctrl-mon/resctrl-mon/lib/psi"
+	"github.com/resctrl-mon/resctrl-mon/lib/cgroup"
 	"github.com/resctrl-mon/resctrl-mon/lib/top"
 )
 
@@ -55,7 +55,7 @@ func runTop(c *cli.Context) error {
 	}
 	ctx, stop := signal.NotifyContext(c.Context, syscall.SIGTERM, syscall.SIGINT)
 	defer stop()
-	return top.Run(ctx, c.App.Writer, top.NewSampler(inv, &psi.Host{}),
+	return top.Run(ctx, c.App.Writer, top.NewSampler(inv, &cgroup.Host{}),
 		top.Options{Interval: c.Duration("interval"), Frames: frames, Sort: key, ANSI: isTerminal(c.App.Writer)})
 }
 

@@ -17,6 +17,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/common/expfmt"
 
+	"github.com/resctrl-mon/resctrl-mon/lib/cgroup"
 	"github.com/resctrl-mon/resctrl-mon/lib/config"
 	"github.com/resctrl-mon/resctrl-mon/lib/exporter"
 	"github.com/resctrl-mon/resctrl-mon/lib/identity"
@@ -70,7 +71,7 @@ func BenchmarkScrape(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	c, err := exporter.New(inv, exporter.Options{PSI: &psi.Host{}})
+	c, err := exporter.New(inv, exporter.Options{PSI: &cgroup.Host{}})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -82,7 +83,7 @@ func BenchmarkScrape(b *testing.B) {
 	if err != nil || len(ps) != pods {
 		b.Fatalf("%d pods, %v", len(ps), err)
 	}
-	root, err := (&psi.Host{}).Dir("/")
+	root, err := (&cgroup.Host{}).Dir("/")
 	if err != nil {
 		b.Fatal(err)
 	}

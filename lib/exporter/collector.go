@@ -9,6 +9,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/resctrl-mon/resctrl-mon/lib/cgroup"
 	"github.com/resctrl-mon/resctrl-mon/lib/inventory"
 	"github.com/resctrl-mon/resctrl-mon/lib/psi"
 	"github.com/resctrl-mon/resctrl-mon/lib/psimetrics"
@@ -32,7 +33,7 @@ type Options struct {
 	// SnapshotDir is where the .begin and .end snapshots are ("" when they are off).
 	SnapshotDir string
 	// PSI reads pressure through this host's procfs; nil exports no pressure.
-	PSI *psi.Host
+	PSI *cgroup.Host
 	// PSIAverages adds the kernel's 10/60/300 s averages (psimetrics.Options.Averages).
 	PSIAverages bool
 	// Log receives what an operator must know once (no PSI on this host); nil discards.
@@ -60,7 +61,7 @@ type Collector struct {
 	tracks     map[string]*groupTrack
 	failSeen   failureCursor
 	psiTargets []psimetrics.Target
-	cgroupRoot psi.Root // where the cgroup2 hierarchy is mounted, once found
+	cgroupRoot cgroup.Root // where the cgroup2 hierarchy is mounted, once found
 }
 
 // New returns a collector reading src. It checks once whether the kernel keeps PSI and
@@ -119,7 +120,7 @@ func New(src Source, o Options) (*Collector, error) {
 		c.sourceErrors.WithLabelValues(s)
 	}
 	if o.PSI != nil {
-		if err := o.PSI.Available(); err != nil {
+		if err := psi.Available(*o.PSI); err != nil {
 			log.Warn("no pressure (PSI) metrics on this host; exporting the rest", "err", err)
 		} else {
 			p, err := psimetrics.New(psimetrics.Options{Labels: PressureLabels(), Averages: o.PSIAverages},

@@ -8,8 +8,8 @@ import (
 	"github.com/prometheus/client_golang/prometheus/testutil"
 	dto "github.com/prometheus/client_model/go"
 
+	"github.com/resctrl-mon/resctrl-mon/lib/cgroup"
 	"github.com/resctrl-mon/resctrl-mon/lib/exporter"
-	"github.com/resctrl-mon/resctrl-mon/lib/psi"
 	"github.com/resctrl-mon/resctrl-mon/test/proctest"
 )
 
@@ -22,7 +22,7 @@ const (
 // faster than an idle one's, and PSI for each container.
 func TestCollectOnSim(t *testing.T) {
 	t.Parallel()
-	e := newEnv(t, &psi.Host{})
+	e := newEnv(t, &cgroup.Host{})
 	e.place(t, uidBusy, "busy", proctest.Start(t, proctest.Spin))
 	e.place(t, uidIdle, "idle", proctest.Start(t, proctest.Sleep))
 	fams := e.waitFor(t, "the busy pod's bandwidth", func(f map[string]*dto.MetricFamily) bool {
@@ -226,7 +226,7 @@ func TestRecreatedGroup(t *testing.T) {
 // TestNoPSI: a host whose kernel keeps no pressure says so, and the rest is exported.
 func TestNoPSI(t *testing.T) {
 	t.Parallel()
-	e := newEnv(t, &psi.Host{Proc: t.TempDir()})
+	e := newEnv(t, &cgroup.Host{Proc: t.TempDir()})
 	e.place(t, uidIdle, "idle", proctest.Start(t, proctest.Sleep))
 	f := e.gather(t)
 	if one(t, f, "resctrl_mon_pressure_available") != 0 {

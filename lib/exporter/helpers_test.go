@@ -12,12 +12,12 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	dto "github.com/prometheus/client_model/go"
 
+	"github.com/resctrl-mon/resctrl-mon/lib/cgroup"
 	"github.com/resctrl-mon/resctrl-mon/lib/config"
 	"github.com/resctrl-mon/resctrl-mon/lib/exporter"
 	"github.com/resctrl-mon/resctrl-mon/lib/identity"
 	"github.com/resctrl-mon/resctrl-mon/lib/inventory"
 	"github.com/resctrl-mon/resctrl-mon/lib/lifecycle"
-	"github.com/resctrl-mon/resctrl-mon/lib/psi"
 	"github.com/resctrl-mon/resctrl-mon/test/resctrlsim"
 )
 
@@ -30,7 +30,7 @@ type env struct {
 	reg *prometheus.Registry
 }
 
-func newEnv(t *testing.T, host *psi.Host) *env {
+func newEnv(t *testing.T, host *cgroup.Host) *env {
 	t.Helper()
 	return newEnvOn(t, host, resctrlsim.Options{PerfPkgDomains: 1, L3Domains: 2})
 }

@@ -13,8 +13,8 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 
+	"github.com/resctrl-mon/resctrl-mon/lib/cgroup"
 	"github.com/resctrl-mon/resctrl-mon/lib/config"
-	"github.com/resctrl-mon/resctrl-mon/lib/psi"
 	"github.com/resctrl-mon/resctrl-mon/lib/resctrlfs"
 )
 
@@ -52,7 +52,7 @@ func NewNode(cfg config.Config, o NodeOptions) (*Node, error) {
 	if _, err := src.Open(); err != nil {
 		log.Warn("no inventory yet; serving health only until there is", "err", err)
 	}
-	col, err := New(src, Options{SnapshotDir: cfg.SnapshotDir, PSI: &psi.Host{}, PSIAverages: o.PressureAverages, Log: log})
+	col, err := New(src, Options{SnapshotDir: cfg.SnapshotDir, PSI: &cgroup.Host{}, PSIAverages: o.PressureAverages, Log: log})
 	if err != nil {
 		_ = l.Close()
 		return nil, err

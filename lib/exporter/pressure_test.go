@@ -10,6 +10,7 @@ import (
 
 	dto "github.com/prometheus/client_model/go"
 
+	"github.com/resctrl-mon/resctrl-mon/lib/cgroup"
 	"github.com/resctrl-mon/resctrl-mon/lib/psi"
 	"github.com/resctrl-mon/resctrl-mon/test/proctest"
 )
@@ -18,8 +19,8 @@ import (
 // makes them: pressure for the pod's cgroup (container "") and for each container.
 func TestPodPressure(t *testing.T) {
 	t.Parallel()
-	host := &psi.Host{}
-	if err := host.Available(); err != nil {
+	host := &cgroup.Host{}
+	if err := psi.Available(*host); err != nil {
 		t.Skip(err)
 	}
 	root, err := host.Dir("/")

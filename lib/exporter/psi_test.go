@@ -9,6 +9,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/testutil"
 
+	"github.com/resctrl-mon/resctrl-mon/lib/cgroup"
 	"github.com/resctrl-mon/resctrl-mon/lib/inventory"
 	"github.com/resctrl-mon/resctrl-mon/lib/psi"
 )
@@ -35,9 +36,9 @@ func TestPSITargets(t *testing.T) {
 // and collected consistently (a pedantic registry checks it).
 func TestPSIAverages(t *testing.T) {
 	t.Parallel()
-	host := &psi.Host{}
+	host := &cgroup.Host{}
 	root, err := host.Dir("/")
-	if err != nil || host.Available() != nil {
+	if err != nil || psi.Available(*host) != nil {
 		t.Skip("no cgroup2 with pressure here")
 	}
 	if _, err := os.Stat(filepath.Join(root, "cpu.pressure")); err != nil {

@@ -5,8 +5,8 @@ import (
 
 	specs "github.com/opencontainers/runtime-spec/specs-go"
 
+	"github.com/resctrl-mon/resctrl-mon/lib/cgroup"
 	"github.com/resctrl-mon/resctrl-mon/lib/lifecycle"
-	"github.com/resctrl-mon/resctrl-mon/lib/procfs"
 )
 
 // checkCgroup makes sure pid is the container's: the runtime put the init in the spec's
@@ -18,12 +18,13 @@ func checkCgroup(pid int, spec *specs.Spec) (string, error) {
 	if spec == nil || spec.Linux == nil || spec.Linux.CgroupsPath == "" {
 		return "", nil
 	}
-	b, err := procfs.ReadCgroup(pid)
+	b, err := cgroup.Host{}.Read(pid)
 	if err != nil {
 		return "", fmt.Errorf("%w: %w", lifecycle.ErrBadInput, err)
 	}
-	if !procfs.InCgroup(b, spec.Linux.CgroupsPath) {
+	if !cgroup.Matches(b, spec.Linux.CgroupsPath) {
 		return "", fmt.Errorf("%w: pid %d is not in the container's cgroup %s", lifecycle.ErrBadInput, pid, spec.Linux.CgroupsPath)
 	}
-	return procfs.ParseCgroupV2(b), nil
+	v2, _ := cgroup.ParseV2(b) // "" on a cgroup v1 only host: no pressure to read
+	return v2, nil
 }

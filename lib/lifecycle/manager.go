@@ -20,6 +20,7 @@ import (
 
 	"github.com/intel/goresctrl/pkg/monitor"
 
+	"github.com/resctrl-mon/resctrl-mon/lib/cgroup"
 	"github.com/resctrl-mon/resctrl-mon/lib/config"
 	"github.com/resctrl-mon/resctrl-mon/lib/identity"
 	"github.com/resctrl-mon/resctrl-mon/lib/ocistate"
@@ -52,6 +53,8 @@ type Manager struct {
 	rs    resctrlfs.Groups
 	log   *slog.Logger
 	now   func() time.Time
+	// cg reads which cgroups processes are in (the host's /proc).
+	cg cgroup.Host
 	// source is the front end whose outcomes this manager counts.
 	source Source
 }

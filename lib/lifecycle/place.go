@@ -109,11 +109,11 @@ func (m *Manager) Place(p Placement) (out Outcome, err error) {
 // placeLate moves every task of a started container's cgroup into its group: the init has
 // forked and exec'd by now, and its children run outside the group.
 func (m *Manager) placeLate(name string, p Placement) (int, error) {
-	cgroups, err := procfs.ReadCgroups()
+	cgroups, err := m.cg.Index()
 	if err != nil {
 		return 0, err
 	}
-	cg, pids := cgroups.Peers(p.Pid)
+	cg, pids := cgroups.Peers(m.cg, p.Pid)
 	tids := slices.DeleteFunc(processTasks(pids), func(t int) bool { return t == p.Pid })
 	return m.assignIn(name, []cgroupTasks{{cg, tids}}, p.Class != "")
 }
@@ -227,13 +227,13 @@ func (m *Manager) placeRecorded(tx *state.Tx, except string) (moved int, err err
 		return 0, nil
 	}
 	tx.Rec.LateAssigned = true
-	cgroups, err := procfs.ReadCgroups()
+	cgroups, err := m.cg.Index()
 	if err != nil {
 		return 0, err
 	}
 	var sets []cgroupTasks
 	for _, pid := range others {
-		cg, pids := cgroups.Peers(pid)
+		cg, pids := cgroups.Peers(m.cg, pid)
 		sets = append(sets, cgroupTasks{cg, processTasks(pids)})
 	}
 	return m.assignIn(tx.Rec.Group, sets, tx.Rec.Class != "")
@@ -378,7 +378,7 @@ func (m *Manager) recordContainer(rec *state.Record, id string, pid int, st *pro
 		rec.Inits[id] = state.Init{Pid: pid, Start: st.StartTime}
 	}
 	if cg == "" {
-		cg, _ = procfs.CgroupV2Path(pid)
+		cg, _ = m.cg.CgroupOf(pid)
 	}
 	if cg != "" {
 		if rec.Cgroups == nil {
@@ -443,7 +443,7 @@ func (m *Manager) assignIn(name string, sets []cgroupTasks, classed bool) (moved
 	var skipped int
 	for _, s := range sets {
 		for _, tid := range s.tids {
-			if !procfs.InCgroups(tid, s.cgroups) {
+			if !m.cg.Still(tid, s.cgroups) {
 				continue
 			}
 			if err := m.assignResult(name, tid, classed, 0, m.rs.Assign(name, tid), &moved, &skipped); err != nil {

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/resctrl-mon/resctrl-mon/lib/cgroup"
 	"github.com/resctrl-mon/resctrl-mon/lib/container"
 	"github.com/resctrl-mon/resctrl-mon/lib/identity"
 	"github.com/resctrl-mon/resctrl-mon/lib/procfs"
@@ -75,7 +76,7 @@ func (m *Manager) Reconcile(live []container.Container, o ReconcileOptions) ([]S
 	dryRun := o.DryRun
 	var acts []Step
 	var errs []error
-	cgroups, err := procfs.ReadCgroups()
+	cgroups, err := m.cg.Index()
 	if err != nil {
 		return nil, err
 	}
@@ -142,7 +143,7 @@ func identityOf(c container.Container) (identity.Identity, error) {
 }
 
 // reconcileLive gives a live pod its group and puts all its tasks in it.
-func (m *Manager) reconcileLive(w *wanted, cgroups procfs.Cgroups, o ReconcileOptions) (acts []Step, err error) {
+func (m *Manager) reconcileLive(w *wanted, cgroups cgroup.Index, o ReconcileOptions) (acts []Step, err error) {
 	dryRun := o.DryRun
 	act := func(what Action, detail string) {
 		acts = append(acts, Step{Action: what, Group: w.path, Pod: w.idn.PodUID, Detail: detail})
@@ -152,7 +153,7 @@ func (m *Manager) reconcileLive(w *wanted, cgroups procfs.Cgroups, o ReconcileOp
 		// the timer's common path (everything in place) that is all reconcile touches in
 		// resctrl.
 		in, exists := m.rs.Tasks(w.path)
-		missing := missingTasks(in, w.containers, cgroups)
+		missing := m.missingTasks(in, w.containers, cgroups)
 		owned := tx.Owned
 		if owned && tx.Rec.Class != w.class {
 			act(Refused, fmt.Sprintf("the pod's group is under class %q, its containers run in %q", ClassLabel(tx.Rec.Class), ClassLabel(w.class)))
@@ -287,10 +288,10 @@ func (m *Manager) syncContainers(rec *state.Record, w *wanted) error {
 
 // missingTasks lists the threads of the pod's containers that are not in the group, by
 // container cgroups.
-func missingTasks(in map[int]bool, cs []container.Container, cgroups procfs.Cgroups) []cgroupTasks {
+func (m *Manager) missingTasks(in map[int]bool, cs []container.Container, cgroups cgroup.Index) []cgroupTasks {
 	var out []cgroupTasks
 	for _, c := range cs {
-		cg, pids := cgroups.Peers(c.Pid)
+		cg, pids := cgroups.Peers(m.cg, c.Pid)
 		set := cgroupTasks{cgroups: cg}
 		for _, tid := range processTasks(pids) {
 			// A zombie is not worth moving (its counts are final); checked only for the

@@ -6,11 +6,11 @@ import (
 	"github.com/containerd/nri/pkg/api"
 	specs "github.com/opencontainers/runtime-spec/specs-go"
 
+	"github.com/resctrl-mon/resctrl-mon/lib/cgroup"
 	"github.com/resctrl-mon/resctrl-mon/lib/config"
 	"github.com/resctrl-mon/resctrl-mon/lib/container"
 	"github.com/resctrl-mon/resctrl-mon/lib/identity"
 	"github.com/resctrl-mon/resctrl-mon/lib/ocistate"
-	"github.com/resctrl-mon/resctrl-mon/lib/procfs"
 )
 
 // What NRI sends, as the library's plain facts. Pure functions: the handlers only call them.
@@ -74,11 +74,11 @@ func liveContainers(pods []*api.PodSandbox, ctrs []*api.Container, sel config.Se
 	idns := map[string]*identity.Identity{}
 	// CRI-O's NRI before 1.36 gives no pid: the container's cgroup does, every process's
 	// cgroup read once for all of them.
-	var cgroups procfs.Cgroups
+	var cgroups cgroup.Index
 	inCgroup := func(path string) ([]int, error) {
 		if cgroups == nil {
 			var err error
-			if cgroups, err = procfs.ReadCgroups(); err != nil {
+			if cgroups, err = (cgroup.Host{}).Index(); err != nil {
 				return nil, err
 			}
 		}
@@ -116,11 +116,11 @@ func liveContainers(pods []*api.PodSandbox, ctrs []*api.Container, sel config.Se
 // or, when it sent none (CRI-O's NRI before 1.36), the one process in the container's cgroup:
 // the runtime's init waiting to exec the container's command. More than one process there
 // means the container has started, and none is taken (0).
-func createdInit(c *api.Container) int { return initPid(c, true, procfs.ProcessesInCgroup) }
+func createdInit(c *api.Container) int { return initPid(c, true, cgroup.Host{}.ProcessesIn) }
 
 // runningInit is a started container's process to place it by: the pid the runtime sent, or
 // the lowest pid in the container's cgroup (its init, or what the init left). 0: none.
-func runningInit(c *api.Container) int { return initPid(c, false, procfs.ProcessesInCgroup) }
+func runningInit(c *api.Container) int { return initPid(c, false, cgroup.Host{}.ProcessesIn) }
 
 // initPid is the pid the runtime sent, else the lowest of the processes in the container's
 // cgroup as inCgroup lists them (lowest first), and for a container not yet started

@@ -1,6 +1,6 @@
 // Package procfs reads the few /proc facts resctrl-mon relies on: a process's start time
-// (a pid alone is no identity: pids are reused), its threads, its state, and the processes
-// that share a container's cgroups.
+// (a pid alone is no identity: pids are reused), its threads and its state. Which cgroups a
+// process is in is lib/cgroup's.
 package procfs
 
 import (
@@ -101,79 +101,5 @@ func Running(tids map[int]bool) int {
 	return n
 }
 
-// Cgroups maps each distinct /proc/<pid>/cgroup content to the processes that have it: read
-// once, it answers "which processes share this container's cgroups" for every container,
-// without knowing the cgroup driver or version.
-type Cgroups map[string][]int
-
-// ReadCgroups reads every process's cgroups.
-func ReadCgroups() (Cgroups, error) {
-	es, err := os.ReadDir("/proc")
-	if err != nil {
-		return nil, fmt.Errorf("list processes: %w", err)
-	}
-	idx := Cgroups{}
-	for _, e := range es {
-		p, err := strconv.Atoi(e.Name())
-		if err != nil {
-			continue
-		}
-		if b, err := ReadCgroup(p); err == nil {
-			idx[string(b)] = append(idx[string(b)], p)
-		}
-	}
-	return idx, nil
-}
-
-// Peers lists the processes in exactly the cgroups of pid (pid included), and returns
-// those cgroups as /proc/<pid>/cgroup shows them, for InCgroups.
-func (c Cgroups) Peers(pid int) (cgroups string, pids []int) {
-	b, err := ReadCgroup(pid)
-	if err != nil {
-		return "", nil
-	}
-	return string(b), c[string(b)]
-}
-
-// InCgroups reports whether task (a process or a thread) is now in exactly cgroups, a
-// /proc/<pid>/cgroup text as Peers returned it. A writer that found the task in an index
-// read earlier checks it again right before its write: a pid that exited meanwhile may be
-// another container's process now.
-func InCgroups(task int, cgroups string) bool {
-	b, err := ReadCgroup(task)
-	return err == nil && cgroups != "" && string(b) == cgroups
-}
-
-// maxProcFile bounds what is read of a /proc file: a stat line is a few hundred bytes, and a
-// cgroup file a line per hierarchy.
+// maxProcFile bounds what is read of a /proc file: a stat line is a few hundred bytes.
 const maxProcFile = 64 << 10
-
-// ReadCgroup reads /proc/<pid>/cgroup.
-func ReadCgroup(pid int) ([]byte, error) {
-	b, err := sysfile.ReadFile(filepath.Join("/proc", strconv.Itoa(pid), "cgroup"), 0, maxProcFile)
-	if err != nil {
-		return nil, fmt.Errorf("cgroup of pid %d: %w", pid, err)
-	}
-	return b, nil
-}
-
-// CgroupV2Path returns the process's cgroup v2 path (relative to the cgroup2 mount, e.g.
-// "/kubepods/burstable/pod<uid>/<ctr>"), or "" when it has none (a pure v1 host).
-func CgroupV2Path(pid int) (string, error) {
-	b, err := ReadCgroup(pid)
-	if err != nil {
-		return "", err
-	}
-	return ParseCgroupV2(b), nil
-}
-
-// ParseCgroupV2 finds the "0::<path>" line of a /proc/<pid>/cgroup text: the unified
-// hierarchy's path on a pure v2 host and on a v1/v2 hybrid one alike.
-func ParseCgroupV2(b []byte) string {
-	for line := range strings.SplitSeq(string(b), "\n") {
-		if p, ok := strings.CutPrefix(line, "0::"); ok && strings.HasPrefix(p, "/") && !strings.Contains(p, "\x00") {
-			return p
-		}
-	}
-	return ""
-}

@@ -1,5 +1,5 @@
 // Package psi reads cgroup v2 pressure stall information (PSI): the kernel's cpu.pressure,
-// memory.pressure and io.pressure files, and where a process's or a cgroup's v2 directory is.
+// memory.pressure and io.pressure files.
 //
 // A pressure file holds up to two lines,
 //
@@ -13,10 +13,5 @@
 // there is reported as absent (Line.Present false), never as zero: zero would look like an
 // idle container.
 //
-// The directory of a cgroup is found from /proc/<pid>/cgroup (the "0::" line) and the
-// cgroup2 mounts in mountinfo, pure v2 (/sys/fs/cgroup) or hybrid (/sys/fs/cgroup/unified).
-// A process in another cgroup namespace, as a container's is to a sidecar in the same pod,
-// is reached through its own cgroup2 mount under /proc/<pid>/root.
-//
-// Nothing here is global: Host names the procfs to read, so tests build their own trees.
+// Where a cgroup's directory is, is lib/cgroup's (cgroup.Host). Nothing here is global.
 package psi

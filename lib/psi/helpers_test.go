@@ -15,6 +15,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/resctrl-mon/resctrl-mon/lib/cgroup"
 )
 
 // skipOrFail skips a test whose precondition is missing, or fails it with
@@ -35,7 +37,7 @@ func newCgroup(t *testing.T) string {
 	if os.Geteuid() != 0 {
 		skipOrFail(t, "making cgroups needs root")
 	}
-	root, err := Host{}.Dir("/")
+	root, err := (cgroup.Host{}).Dir("/")
 	if err != nil {
 		skipOrFail(t, "no cgroup2 mount: %v", err)
 	}
@@ -105,5 +107,15 @@ func poll(timeout time.Duration, f func() error) error {
 			return fmt.Errorf("after %v: %w", timeout, err)
 		}
 		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+func write(t *testing.T, path, content string) {
+	t.Helper()
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, []byte(content), 0o644); err != nil {
+		t.Fatal(err)
 	}
 }

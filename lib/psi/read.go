@@ -2,6 +2,7 @@ package psi
 
 import (
 	"bytes"
+	"cmp"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -10,6 +11,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/resctrl-mon/resctrl-mon/lib/cgroup"
 	"github.com/resctrl-mon/resctrl-mon/lib/sysfile"
 )
 
@@ -109,8 +111,8 @@ var ErrNoPSI = errors.New("this kernel keeps no pressure stall information (buil
 // system-wide <proc>/pressure/cpu: the kernel creates it only when PSI is on, and older
 // kernels answer EOPNOTSUPP when it was disabled at boot. Call it once, at start, and say
 // so once: every read of every cgroup would fail the same way.
-func (h Host) Available() error {
-	_, err := os.ReadFile(h.proc("pressure", "cpu"))
+func Available(h cgroup.Host) error {
+	_, err := os.ReadFile(filepath.Join(cmp.Or(h.Proc, "/proc"), "pressure", "cpu"))
 	switch {
 	case err == nil:
 		return nil

@@ -31,7 +31,7 @@ const Prefix = "resctrl_mon_pressure_"
 
 // Target is one cgroup to export.
 type Target struct {
-	// Dir is the cgroup v2 directory (see psi.Host.ProcessDir).
+	// Dir is the cgroup v2 directory (see cgroup.Host.ProcessDir).
 	Dir string
 	// Labels are the values of Options.Labels, in the same order.
 	Labels []string

@@ -11,6 +11,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/testutil"
 
+	"github.com/resctrl-mon/resctrl-mon/lib/cgroup"
 	"github.com/resctrl-mon/resctrl-mon/lib/psi"
 )
 
@@ -188,8 +189,8 @@ func TestNewRefusesLabels(t *testing.T) {
 // This test process's own cgroup, read for real.
 func TestCollectSelf(t *testing.T) {
 	t.Parallel()
-	dir, err := psi.Host{}.ProcessDir(os.Getpid())
-	if errors.Is(err, psi.ErrNoUnified) || errors.Is(err, psi.ErrNotMounted) {
+	dir, err := cgroup.Host{}.ProcessDir(os.Getpid())
+	if errors.Is(err, cgroup.ErrNoUnified) || errors.Is(err, cgroup.ErrNotMounted) {
 		// Only a host without cgroup v2 may skip it, and not under RESCTRLSIM_REQUIRE=1 (make
 		// test's default): any other error is ProcessDir's own, and fails.
 		if os.Getenv("RESCTRLSIM_REQUIRE") == "1" {

@@ -14,7 +14,7 @@
 //
 // Finding the container is retried with a bounded backoff while /healthz answers 503 with
 // the reason, so a container that starts late, restarts or goes away never makes the
-// sidecar panic or hang; it follows the container's cgroup directory (psi.Host.ProcessDir)
+// sidecar panic or hang; it follows the container's cgroup directory (cgroup.Host.ProcessDir)
 // until that is gone, then looks again. Metrics are read at scrape time (lib/psimetrics),
 // and with CompatSeedMetrics the seed's gauges are exported too, same names and labels.
 package sidecar

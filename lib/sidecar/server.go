@@ -14,6 +14,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
+	"github.com/resctrl-mon/resctrl-mon/lib/cgroup"
 	"github.com/resctrl-mon/resctrl-mon/lib/psi"
 	"github.com/resctrl-mon/resctrl-mon/lib/psimetrics"
 )
@@ -32,7 +33,7 @@ func New(cfg Config, log *slog.Logger, now func() time.Time) (*Sidecar, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	host := psi.Host{Proc: cfg.Proc}
+	host := cgroup.Host{Proc: cfg.Proc}
 	t := &tracker{host: host, log: log, now: now, min: cfg.MinBackoff, max: cfg.MaxBackoff}
 	label := cfg.Label
 	switch {
@@ -57,7 +58,7 @@ func New(cfg Config, log *slog.Logger, now func() time.Time) (*Sidecar, error) {
 		log.Info("looking for the container by its flag file", "path", cfg.FlagPath, "flag", flag)
 	}
 	// Said once, here: without PSI in the kernel every read of every cgroup fails alike.
-	if err := host.Available(); errors.Is(err, psi.ErrNoPSI) {
+	if err := psi.Available(host); errors.Is(err, psi.ErrNoPSI) {
 		t.fatal = err
 		log.Error("no pressure metrics can be exported on this host", "reason", err.Error())
 	}

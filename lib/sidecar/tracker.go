@@ -7,6 +7,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/resctrl-mon/resctrl-mon/lib/cgroup"
 	"github.com/resctrl-mon/resctrl-mon/lib/psi"
 )
 
@@ -23,7 +24,7 @@ type Target struct {
 // runs between requests, a request never waits for a timer, and a missing container costs
 // one search per backoff however often it is asked about.
 type tracker struct {
-	host     psi.Host
+	host     cgroup.Host
 	find     finder
 	log      *slog.Logger
 	now      func() time.Time

@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/resctrl-mon/resctrl-mon/lib/cgroup"
 	"github.com/resctrl-mon/resctrl-mon/lib/psi"
 )
 
@@ -79,7 +80,7 @@ func TestTrackerBackoff(t *testing.T) {
 	clk := &clock{t: time.Unix(1000, 0)}
 	var logs logBuffer
 	calls, found := 0, false
-	tr := &tracker{host: psi.Host{Proc: h.proc}, log: logs.logger(), now: clk.now, min: 100 * time.Millisecond, max: time.Second,
+	tr := &tracker{host: cgroup.Host{Proc: h.proc}, log: logs.logger(), now: clk.now, min: 100 * time.Millisecond, max: time.Second,
 		find: func() (int, error) {
 			calls++
 			if !found {

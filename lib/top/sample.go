@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"time"
 
+	"github.com/resctrl-mon/resctrl-mon/lib/cgroup"
 	"github.com/resctrl-mon/resctrl-mon/lib/inventory"
 	"github.com/resctrl-mon/resctrl-mon/lib/psi"
 )
@@ -20,21 +21,21 @@ var _ Source = (*inventory.Inventory)(nil)
 // Sampler takes samples of every owned group's counters and its pod's pressure.
 type Sampler struct {
 	src Source
-	psi *psi.Host // nil when the kernel keeps no PSI (or the caller wants none)
+	psi *cgroup.Host // nil when the kernel keeps no PSI (or the caller wants none)
 	now func() time.Time
 
-	cgroupRoot psi.Root // the cgroup2 mount, once found
+	cgroupRoot cgroup.Root // the cgroup2 mount, once found
 	// NoPSI says why there is no pressure ("" when there is): shown once in the header.
 	NoPSI string
 }
 
 // NewSampler reads src, and pressure through host (nil: none). It checks once whether the
 // kernel keeps PSI: a host without it shows blank pressure columns and says why.
-func NewSampler(src Source, host *psi.Host) *Sampler {
+func NewSampler(src Source, host *cgroup.Host) *Sampler {
 	s := &Sampler{src: src, psi: host, now: time.Now}
 	if host == nil {
 		s.NoPSI = "pressure not read"
-	} else if err := host.Available(); err != nil {
+	} else if err := psi.Available(*host); err != nil {
 		s.psi, s.NoPSI = nil, err.Error()
 	} else {
 		s.cgroupRoot.Host = *host

@@ -15,11 +15,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/resctrl-mon/resctrl-mon/lib/cgroup"
 	"github.com/resctrl-mon/resctrl-mon/lib/config"
 	"github.com/resctrl-mon/resctrl-mon/lib/identity"
 	"github.com/resctrl-mon/resctrl-mon/lib/inventory"
 	"github.com/resctrl-mon/resctrl-mon/lib/lifecycle"
-	"github.com/resctrl-mon/resctrl-mon/lib/psi"
 	"github.com/resctrl-mon/resctrl-mon/lib/top"
 	"github.com/resctrl-mon/resctrl-mon/test/proctest"
 	"github.com/resctrl-mon/resctrl-mon/test/resctrlsim"
@@ -75,7 +75,7 @@ func TestTopOnSim(t *testing.T) {
 	e.place(t, uidIdle, proctest.Start(t, proctest.Sleep))
 	e.place(t, uidBusy, proctest.Start(t, proctest.Spin))
 	var b strings.Builder
-	if err := top.Run(context.Background(), &b, top.NewSampler(e.inv, &psi.Host{}), top.Options{Interval: time.Second, Frames: 1, Sort: top.SortBW}); err != nil {
+	if err := top.Run(context.Background(), &b, top.NewSampler(e.inv, &cgroup.Host{}), top.Options{Interval: time.Second, Frames: 1, Sort: top.SortBW}); err != nil {
 		t.Fatal(err)
 	}
 	out := b.String()
@@ -108,7 +108,7 @@ func TestRatesMatchSim(t *testing.T) {
 	busy, idle := proctest.Start(t, proctest.Spin), proctest.Start(t, proctest.Sleep)
 	e.place(t, uidBusy, busy)
 	e.place(t, uidIdle, idle)
-	s := top.NewSampler(e.inv, &psi.Host{})
+	s := top.NewSampler(e.inv, &cgroup.Host{})
 	dir := filepath.Join(e.sim.Dir, "mon_groups", uidBusy)
 
 	stop(t, busy)
@@ -165,7 +165,7 @@ func TestRemadeGroup(t *testing.T) {
 	e := newEnv(t)
 	pid := proctest.Start(t, proctest.Spin)
 	e.place(t, uidBusy, pid)
-	s := top.NewSampler(e.inv, &psi.Host{})
+	s := top.NewSampler(e.inv, &cgroup.Host{})
 	waitCPU(t, pid, 100*time.Millisecond)
 	s0 := s.Sample()
 	dir := filepath.Join(e.sim.Dir, "mon_groups", uidBusy)
@@ -196,7 +196,7 @@ func TestNoPSIOnSim(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
 	e.place(t, uidIdle, proctest.Start(t, proctest.Sleep))
-	s := top.NewSampler(e.inv, &psi.Host{Proc: t.TempDir()})
+	s := top.NewSampler(e.inv, &cgroup.Host{Proc: t.TempDir()})
 	if s.NoPSI == "" {
 		t.Fatal("no note about the missing PSI")
 	}

@@ -1,4 +1,4 @@
-package procfs
+package cgroup
 
 import (
 	"slices"
@@ -8,7 +8,7 @@ import (
 	"github.com/resctrl-mon/resctrl-mon/test/proctest"
 )
 
-func TestInCgroup(t *testing.T) {
+func TestMatches(t *testing.T) {
 	t.Parallel()
 	text := []byte("12:pids:/k8s/pod1/c1\n11:memory:/k8s/pod1/c1\n0::/\n")
 	for want, ok := range map[string]bool{
@@ -19,21 +19,21 @@ func TestInCgroup(t *testing.T) {
 		"":             false,
 		"/other":       false,
 	} {
-		if got := InCgroup(text, want); got != ok {
-			t.Errorf("InCgroup(%q) = %v, want %v", want, got, ok)
+		if got := Matches(text, want); got != ok {
+			t.Errorf("Matches(%q) = %v, want %v", want, got, ok)
 		}
 	}
 	// The systemd driver's "slice:prefix:name" is the unit prefix-name.scope.
 	systemd := []byte("0::/kubepods.slice/kubepods-pod1.slice/crio-abc.scope\n")
-	if !InCgroup(systemd, "kubepods-pod1.slice:crio:abc") || InCgroup(systemd, "kubepods-pod1.slice:crio:abd") {
+	if !Matches(systemd, "kubepods-pod1.slice:crio:abc") || Matches(systemd, "kubepods-pod1.slice:crio:abd") {
 		t.Errorf("systemd cgroupsPath not matched as its scope")
 	}
 }
 
-func FuzzInCgroup(f *testing.F) {
+func FuzzMatches(f *testing.F) {
 	f.Add([]byte("12:pids:/k8s/c1\n0::/x\n"), "/k8s/c1")
 	f.Fuzz(func(t *testing.T, text []byte, want string) {
-		if InCgroup(text, want) && (want == "" || want == "/" || !strings.Contains(string(text), strings.TrimPrefix(cgroupSuffix(want), "/"))) {
+		if Matches(text, want) && (want == "" || want == "/" || !strings.Contains(string(text), strings.TrimPrefix(cgroupSuffix(want), "/"))) {
 			t.Errorf("%q matched %q", want, text)
 		}
 	})
@@ -41,19 +41,19 @@ func FuzzInCgroup(f *testing.F) {
 
 // A held process in a cgroup of its own is found there, alone: what the NRI adapter relies on
 // when its runtime gives no pid.
-func TestProcessesInCgroup(t *testing.T) {
+func TestProcessesIn(t *testing.T) {
 	t.Parallel()
 	in := proctest.Hold(t, "sleep 600")
 	// proctest's cgroups are in the v1 pids hierarchy; a cgroupsPath names them below it.
 	path := strings.TrimPrefix(in.Cgroup, "/sys/fs/cgroup/pids")
-	pids, err := ProcessesInCgroup(path)
+	pids, err := Host{}.ProcessesIn(path)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if !slices.Equal(pids, []int{in.Pid}) {
 		t.Errorf("processes in %s: %v, want only the held init %d", path, pids, in.Pid)
 	}
-	if _, err := ProcessesInCgroup("/"); err == nil {
+	if _, err := (Host{}).ProcessesIn("/"); err == nil {
 		t.Errorf("the root cgroup was accepted as a container's")
 	}
 }

@@ -1,77 +1,18 @@
-package psi
+package cgroup
 
 import (
-	"bufio"
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
 
 	"github.com/moby/sys/mountinfo"
-
-	"github.com/resctrl-mon/resctrl-mon/lib/clip"
 )
 
-// Host reads a machine's cgroup v2 facts through a procfs mount.
-type Host struct {
-	// Proc is where procfs is mounted; "/proc" when empty. Tests give a tree of their own.
-	Proc string
-}
-
-func (h Host) proc(elem ...string) string {
-	root := h.Proc
-	if root == "" {
-		root = "/proc"
-	}
-	return filepath.Join(append([]string{root}, elem...)...)
-}
-
-var (
-	// ErrNoUnified: the process is in no cgroup v2 hierarchy (a cgroup v1 only host).
-	ErrNoUnified = errors.New("no cgroup v2 (0::) line")
-	// ErrNotMounted: no cgroup2 mount shows the cgroup.
-	ErrNotMounted = errors.New("no cgroup2 mount shows the cgroup")
-)
-
-// maxCgroupFile bounds /proc/<pid>/cgroup: one line per hierarchy.
-const maxCgroupFile = 64 << 10
-
-// ParseCgroup returns the cgroup v2 path from the content of /proc/<pid>/cgroup: the path
-// on its "0::" line, relative to the reader's cgroup namespace (so it starts with "/.." for
-// a cgroup outside it).
-func ParseCgroup(r io.Reader) (string, error) {
-	sc := bufio.NewScanner(io.LimitReader(r, maxCgroupFile))
-	sc.Buffer(nil, maxCgroupFile)
-	for sc.Scan() {
-		if p, ok := strings.CutPrefix(sc.Text(), "0::"); ok {
-			if !strings.HasPrefix(p, "/") {
-				return "", fmt.Errorf("cgroup v2 path %q is not absolute", clip.String(p))
-			}
-			return p, nil
-		}
-	}
-	if err := sc.Err(); err != nil {
-		return "", err
-	}
-	return "", ErrNoUnified
-}
-
-// CgroupOf returns pid's cgroup v2 path, as this process's cgroup namespace sees it.
-func (h Host) CgroupOf(pid int) (string, error) {
-	f, err := os.Open(h.proc(strconv.Itoa(pid), "cgroup"))
-	if err != nil {
-		return "", fmt.Errorf("cgroup of pid %d: %w", pid, err)
-	}
-	defer f.Close()
-	p, err := ParseCgroup(f)
-	if err != nil {
-		return "", fmt.Errorf("cgroup of pid %d: %w", pid, err)
-	}
-	return p, nil
-}
+// ErrNotMounted: no cgroup2 mount shows the cgroup.
+var ErrNotMounted = errors.New("no cgroup2 mount shows the cgroup")
 
 // Dir returns the directory of a cgroup v2 path (as CgroupOf gives it) through this
 // process's own cgroup2 mounts.

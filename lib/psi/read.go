@@ -121,3 +121,29 @@ func Available(h cgroup.Host) error {
 	}
 	return fmt.Errorf("pressure stall information: %w", err)
 }
+
+// Sample is a cgroup's pressure for every resource, read together: the one reading the
+// exporter, the sidecar (its metrics and the seed's) and top all take.
+type Sample struct {
+	p   [3]Pressure
+	err [3]error
+}
+
+// ReadAll reads the pressure file of every resource in the cgroup directory dir.
+func ReadAll(dir string) Sample {
+	var s Sample
+	for i, r := range Resources() {
+		s.p[i], s.err[i] = Read(dir, r)
+	}
+	return s
+}
+
+// Get returns resource r's pressure, or why it could not be read (a *ReadError).
+func (s Sample) Get(r Resource) (Pressure, error) {
+	for i, x := range Resources() {
+		if x == r {
+			return s.p[i], s.err[i]
+		}
+	}
+	return Pressure{}, &ReadError{Reason: ReasonIO, Err: fmt.Errorf("no resource %q", r)}
+}

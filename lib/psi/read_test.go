@@ -114,3 +114,23 @@ func TestAvailable(t *testing.T) {
 		}
 	}
 }
+
+// ReadAll reads every resource of a cgroup once, each with its own outcome: a file that is
+// not there is that resource's error, not the others'.
+func TestReadAll(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	write(t, filepath.Join(dir, CPU.File()), oldCPU)
+	s := ReadAll(dir)
+	if p, err := s.Get(CPU); err != nil || p.Some.Total != 385 {
+		t.Errorf("cpu: %+v, %v", p, err)
+	}
+	for _, r := range []Resource{Memory, IO} {
+		if _, err := s.Get(r); ReasonOf(err) != ReasonMissing {
+			t.Errorf("%s: %v, want reason %s", r, err, ReasonMissing)
+		}
+	}
+	if _, err := s.Get("disk"); err == nil {
+		t.Errorf("a resource PSI has not was read")
+	}
+}

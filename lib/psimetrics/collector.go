@@ -45,6 +45,16 @@ type Options struct {
 	// rate() over the counters gives the same for any window, and the averages triple the
 	// series.
 	Averages bool
+	// Also, if set, exports another family from the same readings of every target, after
+	// the collector's own series, without reading the files again (the sidecar's seed
+	// metrics). Its errors are the collector's read errors.
+	Also Family
+}
+
+// Family is more series made from the pressure the collector read.
+type Family interface {
+	Describe(ch chan<- *prometheus.Desc)
+	Emit(ch chan<- prometheus.Metric, t Target, s psi.Sample)
 }
 
 // ReasonBadTarget counts a target skipped because its labels do not fit Options.Labels,
@@ -79,7 +89,7 @@ func New(opts Options, targets func() []Target) (*Collector, error) {
 		seen[l] = true
 	}
 	c := &Collector{
-		opts:    Options{Labels: slices.Clone(opts.Labels), Averages: opts.Averages},
+		opts:    Options{Labels: slices.Clone(opts.Labels), Averages: opts.Averages, Also: opts.Also},
 		targets: targets,
 		total:   map[series]*prometheus.Desc{},
 		ratio:   map[series]*prometheus.Desc{},
@@ -113,6 +123,9 @@ func (c *Collector) Describe(ch chan<- *prometheus.Desc) {
 		}
 	}
 	c.errors.Describe(ch)
+	if c.opts.Also != nil {
+		c.opts.Also.Describe(ch)
+	}
 }
 
 // Collect implements prometheus.Collector: it reads every target's pressure files now.
@@ -127,13 +140,17 @@ func (c *Collector) Collect(ch chan<- prometheus.Metric) {
 			continue
 		}
 		seen[key] = true
+		sample := psi.ReadAll(t.Dir)
 		for _, r := range psi.Resources() {
-			p, err := psi.Read(t.Dir, r)
+			p, err := sample.Get(r)
 			if err != nil {
 				c.errors.WithLabelValues(string(r), string(psi.ReasonOf(err))).Inc()
 				continue
 			}
 			c.emit(ch, r, p, t.Labels)
+		}
+		if c.opts.Also != nil {
+			c.opts.Also.Emit(ch, t, sample)
 		}
 	}
 	c.errors.Collect(ch)

@@ -70,7 +70,11 @@ func New(cfg Config, log *slog.Logger, now func() time.Time) (*Sidecar, error) {
 		}
 		return []psimetrics.Target{{Dir: tgt.Dir, Labels: []string{label}}}
 	}
-	pc, err := psimetrics.New(psimetrics.Options{Labels: []string{"container"}, Averages: cfg.Averages}, targets)
+	opts := psimetrics.Options{Labels: []string{"container"}, Averages: cfg.Averages}
+	if cfg.CompatSeedMetrics {
+		opts.Also = newSeedFamily()
+	}
+	pc, err := psimetrics.New(opts, targets)
 	if err != nil {
 		return nil, err
 	}
@@ -89,14 +93,6 @@ func New(cfg Config, log *slog.Logger, now func() time.Time) (*Sidecar, error) {
 		collectors.NewGoCollector(),
 		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
 	)
-	if cfg.CompatSeedMetrics {
-		reg.MustRegister(newSeedCollector(func() []string {
-			if tgt, err := t.Check(); err == nil {
-				return []string{tgt.Dir}
-			}
-			return nil
-		}))
-	}
 	return &Sidecar{cfg: cfg, log: log, tracker: t, reg: reg}, nil
 }
 

@@ -15,6 +15,8 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus/testutil"
+
+	"github.com/resctrl-mon/resctrl-mon/lib/psimetrics"
 )
 
 func get(t *testing.T, url string) (int, string) {
@@ -109,8 +111,14 @@ cgroup_monitor_sc_monitored_io_psi{type="some",window="300s"} 1.33
 cgroup_monitor_sc_monitored_io_psi{type="some",window="60s"} 1.19
 cgroup_monitor_sc_monitored_io_psi{type="some",window="total"} 1.5961145e+07
 `
-	c := newSeedCollector(func() []string { return []string{dir} })
-	if err := testutil.CollectAndCompare(c, strings.NewReader(want)); err != nil {
+	// A family of the main collector: one reading of the files for both.
+	c, err := psimetrics.New(psimetrics.Options{Labels: []string{"container"}, Also: newSeedFamily()},
+		func() []psimetrics.Target { return []psimetrics.Target{{Dir: dir, Labels: []string{"app"}}} })
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := testutil.CollectAndCompare(c, strings.NewReader(want),
+		"cgroup_monitor_sc_monitored_cpu_psi", "cgroup_monitor_sc_monitored_mem_psi", "cgroup_monitor_sc_monitored_io_psi"); err != nil {
 		t.Error(err)
 	}
 }

@@ -117,9 +117,10 @@ func readPressure(root string, cgroups []string) map[psi.Resource]map[string]uin
 		return nil
 	}
 	out := map[psi.Resource]map[string]uint64{}
-	for _, r := range psi.Resources() {
-		for _, cg := range cgroups {
-			p, err := psi.Read(filepath.Join(root, cg), r)
+	for _, cg := range cgroups {
+		sample := psi.ReadAll(filepath.Join(root, cg))
+		for _, r := range psi.Resources() {
+			p, err := sample.Get(r)
 			if err != nil || !p.Some.Present {
 				continue // gone, PSI off for the cgroup: a blank cell, never a zero
 			}

@@ -36,7 +36,7 @@ func newEnv(t *testing.T, host *cgroup.Host) *env {
 }
 
 // newEnvOn is newEnv on a simulator with options o.
-func newEnvOn(t *testing.T, host *psi.Host, o resctrlsim.Options) *env {
+func newEnvOn(t *testing.T, host *cgroup.Host, o resctrlsim.Options) *env {
 	t.Helper()
 	sim := resctrlsim.MountT(t, o)
 	cfg := config.Default()

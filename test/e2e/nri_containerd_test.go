@@ -178,10 +178,12 @@ func startAdapterCmd(t testing.TB, e *hookEnv, cmd *exec.Cmd) (kill func()) {
 // TestNRIContainerdRestart: the adapter is killed while pods run; meanwhile one pod is
 // removed and another started; restarted, it removes the first's group (.end written),
 // places the new pod (late-assigned) and leaves the running one as it was. A pod in an
-// excluded namespace never gets a group.
+// excluded namespace never gets a group. The retention window is long: the removed pod's
+// group goes at Synchronize because containerd's pod list no longer has its sandbox, as the
+// RemovePodSandbox the adapter missed would have ended it, not when the window passes.
 func TestNRIContainerdRestart(t *testing.T) {
 	t.Parallel()
-	e := newHookEnv(t, resctrlsim.Options{}, "retention: 0s\nnamespaces: {exclude: [kube-system]}\n")
+	e := newHookEnv(t, resctrlsim.Options{}, "retention: 1h\nnamespaces: {exclude: [kube-system]}\n")
 	ctrd := e2e.StartContainerd(t, e2e.ContainerdOptions{Rootfs: e.rootfs})
 	stop := startAdapter(t, e, ctrd.NRISocket)
 	forker := []string{"forker"}

@@ -158,6 +158,10 @@ install: install-check build
 	install -D -m 0755 $(BIN)/resctrl-mon-runtime $(DESTDIR)$(BINDIR)/resctrl-mon-runtime
 	install -D -m 0755 $(BIN)/resctrl-mon-nri $(DESTDIR)$(BINDIR)/resctrl-mon-nri
 	install -D -m 0644 README.md $(DESTDIR)$(DOCDIR)/README.md
+	install -D -m 0644 test/README.md $(DESTDIR)$(DOCDIR)/test/README.md
+	for f in $$(cd docs && find . -name '*.md' | sort); do \
+	  install -D -m 0644 docs/$$f $(DESTDIR)$(DOCDIR)/docs/$$f || exit 1; \
+	done
 	install -D -m 0644 install/nri/containerd-nri.toml $(DESTDIR)$(DOCDIR)/examples/containerd-nri.toml
 	install -D -m 0644 install/nri/crio-nri.conf $(DESTDIR)$(DOCDIR)/examples/crio-nri.conf
 	test -e $(DESTDIR)$(CONFDIR)/config.yaml || install -D -m 0644 install/config.yaml $(DESTDIR)$(CONFDIR)/config.yaml
@@ -190,6 +194,7 @@ uninstall:
 	rm -f $(DESTDIR)$(DOCDIR)/examples/containerd-nri.toml $(DESTDIR)$(DOCDIR)/examples/crio-nri.conf
 	rm -f $(DESTDIR)$(CONFDIR)/host-install.json
 	rm -f $(DESTDIR)$(DOCDIR)/README.md
+	rm -rf $(DESTDIR)$(DOCDIR)/docs $(DESTDIR)$(DOCDIR)/test
 
 clean:
 	rm -rf $(BIN)

@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
@@ -163,11 +164,62 @@ func (l installed) files() []string {
 		l.units + "/resctrl-mon-serve.service",
 		l.units + "/resctrl-mon-nri.service",
 		l.doc + "/README.md",
+		l.doc + "/test/README.md",
 		l.doc + "/examples/containerd-nri.toml",
 		l.doc + "/examples/crio-nri.conf",
 	}
+	for _, page := range docPages() {
+		f = append(f, l.doc+"/docs/"+page)
+	}
 	slices.Sort(f)
 	return f
+}
+
+// docPages lists the repository's docs/ pages, relative to docs/: the README installed beside
+// them links into them.
+func docPages() []string {
+	var pages []string
+	_ = filepath.WalkDir("../../docs", func(p string, d os.DirEntry, err error) error {
+		if err == nil && !d.IsDir() && strings.HasSuffix(p, ".md") {
+			pages = append(pages, strings.TrimPrefix(p, "../../docs/"))
+		}
+		return err
+	})
+	return pages
+}
+
+// mdLink finds a markdown link's target.
+var mdLink = regexp.MustCompile(`\]\(([^)\s]+)\)`)
+
+// checkInstalledDocLinks fails for a link to a page (.md) in the installed README or docs
+// that does not resolve in the installed tree: the units' Documentation= names that README,
+// and a reader on the node follows its links from there.
+func checkInstalledDocLinks(t *testing.T, docDir string) {
+	t.Helper()
+	n := 0
+	_ = filepath.WalkDir(docDir, func(p string, d os.DirEntry, err error) error {
+		if err != nil || d.IsDir() || !strings.HasSuffix(p, ".md") {
+			return err
+		}
+		b, err := os.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		for _, m := range mdLink.FindAllStringSubmatch(string(b), -1) {
+			target, _, _ := strings.Cut(m[1], "#")
+			if !strings.HasSuffix(target, ".md") || strings.Contains(target, "://") {
+				continue
+			}
+			n++
+			if _, err := os.Stat(filepath.Join(filepath.Dir(p), target)); err != nil {
+				t.Errorf("installed %s links to %s, which is not installed", strings.TrimPrefix(p, docDir), m[1])
+			}
+		}
+		return nil
+	})
+	if n == 0 {
+		t.Errorf("no link to a page found under %s", docDir)
+	}
 }
 
 // TestInstallLayout installs into a DESTDIR with each documented way of choosing directories
@@ -256,6 +308,7 @@ func TestInstallLayout(t *testing.T) {
 				}
 			}
 			checkWrapperHook(t, d+tc.want.bin+"/resctrl-mon-runtime", tc.want.libexec+"/resctrl-mon-hook")
+			checkInstalledDocLinks(t, d+tc.want.doc)
 			mustMake(t, "uninstall", vars...)
 			if got := filesUnder(t, d); !slices.Equal(got, []string{conf}) {
 				t.Errorf("after uninstall: %v, want only the config", got)

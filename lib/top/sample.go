@@ -95,10 +95,10 @@ func (s *Sampler) cgroup2Root() (string, error) {
 	return dir, nil
 }
 
-// pressureDirs are the cgroups whose pressure stands for the pod's: its own cgroup (the
-// common parent of its containers', kubelet's pod cgroup), or, when its containers share
-// none, each container's, of which the frame shows the largest (a lower bound: "some" of
-// the whole pod is the union of its containers' waits, not their sum).
+// pressureDirs are the cgroups whose pressure stands for the pod's: its own cgroup (the one
+// its runtime named as the pod's, inventory.Pod.Cgroup), or, when it named none, each
+// container's, of which the frame shows the largest (a lower bound: "some" of the whole pod
+// is the union of its containers' waits, not their sum).
 func pressureDirs(p inventory.Pod) []string {
 	if p.Cgroup != "" {
 		return []string{p.Cgroup}

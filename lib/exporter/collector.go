@@ -14,14 +14,12 @@ import (
 	"github.com/resctrl-mon/resctrl-mon/lib/psi"
 	"github.com/resctrl-mon/resctrl-mon/lib/psimetrics"
 	"github.com/resctrl-mon/resctrl-mon/lib/resctrlfs"
-	"github.com/resctrl-mon/resctrl-mon/lib/state"
 )
 
 // Source is what the collector reads: *inventory.Inventory, or a stand-in in tests.
 type Source interface {
 	Pods(inventory.Options) ([]inventory.Pod, error)
 	RMIDs() (inventory.RMIDs, error)
-	Failures(since time.Time) ([]state.Failure, error)
 	Counts() (map[string]uint64, error)
 	Assignment() (resctrlfs.Assignment, error)
 }
@@ -53,13 +51,13 @@ type Collector struct {
 	outcomes, snapshotsWritten                                                             *prometheus.Desc
 	mbmAssigned, mbmCounters, mbmAvailable                                                 *prometheus.Desc
 
-	resets, readErrors, failures, sourceErrors *prometheus.CounterVec
+	failures                         *prometheus.Desc
+	resets, readErrors, sourceErrors *prometheus.CounterVec
 
 	psi *psimetrics.Collector // nil without PSI
 
 	mu         sync.Mutex // held for a whole Collect
 	tracks     map[string]*groupTrack
-	failSeen   failureCursor
 	psiTargets []psimetrics.Target
 	cgroupRoot cgroup.Root // where the cgroup2 hierarchy is mounted, once found
 }
@@ -102,8 +100,9 @@ func New(src Source, o Options) (*Collector, error) {
 		Help: "Counter readings lower than the last one (decrease), a group's new life (new_life), or a bandwidth counter newly assigned by the kernel, which counts from zero (assignment): absorbed, never exported as a reset."}, []string{"cause"})
 	c.readErrors = prometheus.NewCounterVec(prometheus.CounterOpts{Name: Prefix + "counter_read_errors_total",
 		Help: "Counter files that gave no number, by reason; their series were left out of that scrape."}, []string{"reason"})
-	c.failures = prometheus.NewCounterVec(prometheus.CounterOpts{Name: Prefix + "failures_total",
-		Help: "Failures recorded in the state dir by the hooks, reconcile and the NRI adapter, by reason (identity is a refusal): the log's history at the first scrape, then each new line."}, []string{"reason"})
+	c.failures = prometheus.NewDesc(Prefix+"failures_total",
+		"Failures recorded in the state dir by the hooks, reconcile and the NRI adapter, by reason (identity is a refusal), since the state dir was made (boot, on tmpfs).",
+		[]string{"reason"}, nil)
 	c.sourceErrors = prometheus.NewCounterVec(prometheus.CounterOpts{Name: Prefix + "source_errors_total",
 		Help: "Reads that failed while collecting, by source; the rest was still exported."}, []string{"source"})
 	// Every label value from the start: rate() needs a series before its first increase.
@@ -112,9 +111,6 @@ func New(src Source, o Options) (*Collector, error) {
 	}
 	for _, r := range ReadErrorReasons {
 		c.readErrors.WithLabelValues(r)
-	}
-	for _, r := range failureReasons() {
-		c.failures.WithLabelValues(r)
 	}
 	for _, s := range sources {
 		c.sourceErrors.WithLabelValues(s)
@@ -140,10 +136,10 @@ func (c *Collector) Describe(ch chan<- *prometheus.Desc) {
 		ch <- m.desc
 	}
 	for _, d := range []*prometheus.Desc{c.other, c.podInfo, c.groups, c.rmidsUsed, c.rmidsTotal, c.snapshots, c.psiAvailable, c.duration, c.inventoryUp,
-		c.outcomes, c.snapshotsWritten, c.mbmAssigned, c.mbmCounters, c.mbmAvailable} {
+		c.outcomes, c.snapshotsWritten, c.failures, c.mbmAssigned, c.mbmCounters, c.mbmAvailable} {
 		ch <- d
 	}
-	for _, v := range []*prometheus.CounterVec{c.resets, c.readErrors, c.failures, c.sourceErrors} {
+	for _, v := range []*prometheus.CounterVec{c.resets, c.readErrors, c.sourceErrors} {
 		v.Describe(ch)
 	}
 	if c.psi != nil {
@@ -190,7 +186,7 @@ func (c *Collector) Collect(ch chan<- prometheus.Metric) {
 	c.collectHealth(ch)
 	c.collectAssignment(ch, asg)
 	c.collectPSI(ch, pods)
-	for _, v := range []*prometheus.CounterVec{c.resets, c.readErrors, c.failures, c.sourceErrors} {
+	for _, v := range []*prometheus.CounterVec{c.resets, c.readErrors, c.sourceErrors} {
 		v.Collect(ch)
 	}
 	c.emit(ch, c.duration, prometheus.GaugeValue, time.Since(start).Seconds())
@@ -211,7 +207,6 @@ func (c *Collector) emit(ch chan<- prometheus.Metric, d *prometheus.Desc, t prom
 const (
 	SourceRegistry  = "registry"  // the state dir's group records
 	SourceRMIDs     = "rmids"     // info/*/num_rmids and the group directories
-	SourceFailures  = "failures"  // the state dir's failures log
 	SourceCounts    = "counts"    // the state dir's outcome and snapshot counts
 	SourceSnapshots = "snapshots" // the snapshot directory
 	SourceCgroup    = "cgroup"    // the cgroup2 mount, for pressure
@@ -220,7 +215,7 @@ const (
 	SourceAssignment = "assignment"
 )
 
-var sources = []string{SourceRegistry, SourceRMIDs, SourceFailures, SourceCounts, SourceSnapshots, SourceCgroup, SourceLabels, SourceAssignment}
+var sources = []string{SourceRegistry, SourceRMIDs, SourceCounts, SourceSnapshots, SourceCgroup, SourceLabels, SourceAssignment}
 
 func (c *Collector) sourceError(source string, err error) {
 	c.sourceErrors.WithLabelValues(source).Inc()

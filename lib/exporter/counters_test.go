@@ -11,13 +11,11 @@ import (
 
 	"github.com/resctrl-mon/resctrl-mon/lib/inventory"
 	"github.com/resctrl-mon/resctrl-mon/lib/resctrlfs"
-	"github.com/resctrl-mon/resctrl-mon/lib/state"
 )
 
 // fake is a Source whose pods the test sets before each scrape.
 type fake struct {
 	pods   []inventory.Pod
-	fails  []state.Failure
 	counts map[string]uint64
 	assign resctrlfs.Assignment
 }
@@ -28,16 +26,6 @@ func (f *fake) Counts() (map[string]uint64, error) { return f.counts, nil }
 
 func (f *fake) Pods(inventory.Options) ([]inventory.Pod, error) { return f.pods, nil }
 func (f *fake) RMIDs() (inventory.RMIDs, error)                 { return inventory.RMIDs{Used: 2, Total: 8}, nil }
-func (f *fake) Failures(since time.Time) ([]state.Failure, error) {
-	var out []state.Failure
-	for _, x := range f.fails {
-		if !x.Time.Before(since) {
-			out = append(out, x)
-		}
-	}
-	return out, nil
-}
-
 func pod(life int, total float64) inventory.Pod {
 	return inventory.Pod{Path: "mon_groups/p", PodUID: "p", State: inventory.Active, Created: time.Unix(int64(life), 0),
 		Readings: []resctrlfs.Reading{{Domain: "mon_L3_00", Name: "mbm_total_bytes", Value: total, Cumulative: true, Unit: "By"}}}
@@ -122,30 +110,35 @@ func TestPrune(t *testing.T) {
 	}
 }
 
-func TestFailureCursor(t *testing.T) {
+// Failures come from the state dir's counts, by reason; a reason this version does not
+// know (a newer writer) is "other", and every reason has a series from the start.
+func TestFailuresFromCounts(t *testing.T) {
 	t.Parallel()
-	at := func(s int, reason string) state.Failure {
-		return state.Failure{Time: time.Unix(int64(s), 0), Reason: reason}
-	}
-	src := &fake{fails: []state.Failure{at(1, "create"), at(2, "identity"), at(2, "identity")}}
+	src := &fake{counts: map[string]uint64{"failure.create": 1, "failure.identity": 2, "failure.bogus": 3, "hook.created": 7}}
 	c, err := New(src, Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	check := func(step string, want map[string]float64) {
-		t.Helper()
-		_ = testutil.CollectAndCount(c)
-		for r, n := range want {
-			if got := testutil.ToFloat64(c.failures.WithLabelValues(r)); got != n {
-				t.Errorf("%s: failures %s = %v, want %v", step, r, got, n)
+	reg := prometheus.NewPedanticRegistry()
+	reg.MustRegister(c)
+	mfs, err := reg.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]float64{}
+	for _, mf := range mfs {
+		if mf.GetName() == "resctrl_mon_failures_total" {
+			for _, m := range mf.GetMetric() {
+				got[m.GetLabel()[0].GetValue()] = m.GetCounter().GetValue()
 			}
 		}
 	}
-	check("history", map[string]float64{"create": 1, "identity": 2, "other": 0})
-	check("nothing new", map[string]float64{"create": 1, "identity": 2})
-	src.fails = append(src.fails, at(2, "identity"), at(3, "bogus"), at(3, "assign"))
-	check("a tie and new ones", map[string]float64{"create": 1, "identity": 3, "other": 1, "assign": 1})
-	check("nothing new again", map[string]float64{"identity": 3, "other": 1, "assign": 1})
+	want := map[string]float64{"create": 1, "identity": 2, "other": 3, "assign": 0, "remove": 0, "snapshot": 0}
+	for r, n := range want {
+		if v, ok := got[r]; !ok || v != n {
+			t.Errorf("failures_total{reason=%q} = %v (present %v), want %v", r, v, ok, n)
+		}
+	}
 }
 
 // broken is a Source whose registry cannot be read at all.

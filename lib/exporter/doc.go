@@ -61,14 +61,13 @@
 //	resctrl_mon_groups{state}                    gauge    owned groups by state
 //	resctrl_mon_rmids_used, resctrl_mon_num_rmids gauge every group's RMID (ours or not), num_rmids
 //	resctrl_mon_failures_total{reason}           counter  failures the hooks, reconcile and the
-//	                                                      adapter recorded in the state dir (the
-//	                                                      log's history at the first scrape, then
-//	                                                      each new one); "identity" is a refusal
+//	                                                      adapter recorded, from the state dir's
+//	                                                      counts/; "identity" is a refusal
 //	resctrl_mon_outcomes_total{source,action}    counter  what the hook, the adapter and reconcile
 //	                                                      did, from the state dir's counts/
 //	resctrl_mon_snapshots_written_total{kind}    counter  snapshots written, from the same
 //	resctrl_mon_snapshots{kind}                  gauge    .begin and .end snapshot files present
 //	resctrl_mon_pressure_available               gauge    1 if the kernel keeps PSI
-//	resctrl_mon_source_errors_total{source}      counter  reads of the registry, RMIDs, failures
-//	                                                      log, snapshots or cgroup2 mounts that failed
+//	resctrl_mon_source_errors_total{source}      counter  reads of the registry, RMIDs, counts,
+//	                                                      snapshots or cgroup2 mounts that failed
 package exporter

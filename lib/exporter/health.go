@@ -1,14 +1,12 @@
 package exporter
 
 import (
-	"slices"
-	"time"
+	"strings"
 
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/resctrl-mon/resctrl-mon/lib/lifecycle"
 	"github.com/resctrl-mon/resctrl-mon/lib/snapshot"
-	"github.com/resctrl-mon/resctrl-mon/lib/state"
 )
 
 // ReasonOther labels a failure whose reason resctrl-mon does not list (a newer writer).
@@ -22,69 +20,13 @@ func failureReasons() []string {
 	return append(out, ReasonOther)
 }
 
-// failureCursor is how far the failures log has been counted: the newest time seen and how
-// many lines carry exactly that time (writers stamp to the nanosecond, but two can tie).
-type failureCursor struct {
-	started bool
-	at      time.Time
-	n       int
-}
-
-// next returns the failures after the cursor and moves it past them. The log is appended
-// to in time order; a line stamped before the cursor but written after it was read is not
-// counted (two hooks racing by nanoseconds).
-func (fc *failureCursor) next(fs []state.Failure) []state.Failure {
-	var out []state.Failure
-	atCursor := 0
-	for _, f := range fs {
-		switch {
-		case fc.started && f.Time.Before(fc.at):
-			continue
-		case fc.started && f.Time.Equal(fc.at):
-			atCursor++
-			if atCursor <= fc.n {
-				continue
-			}
-		}
-		out = append(out, f)
-	}
-	for _, f := range out {
-		switch {
-		case !fc.started || f.Time.After(fc.at):
-			fc.started, fc.at, fc.n = true, f.Time, 1
-		case f.Time.Equal(fc.at):
-			fc.n++
-		}
-	}
-	fc.started = true
-	return out
-}
-
-// collectHealth exports RMID use, the failures log and the snapshots present.
+// collectHealth exports RMID use, the counts and the snapshots present.
 func (c *Collector) collectHealth(ch chan<- prometheus.Metric) {
 	if r, err := c.src.RMIDs(); err != nil {
 		c.sourceError(SourceRMIDs, err)
 	} else {
 		c.emit(ch, c.rmidsUsed, prometheus.GaugeValue, float64(r.Used))
 		c.emit(ch, c.rmidsTotal, prometheus.GaugeValue, float64(r.Total))
-	}
-	// The first scrape counts the log's whole history (a first sample, which rate() does
-	// not count as an increase); later ones only what is new.
-	var since time.Time
-	if c.failSeen.started {
-		since = c.failSeen.at
-	}
-	fs, err := c.src.Failures(since)
-	if err != nil {
-		c.sourceError(SourceFailures, err)
-	}
-	known := failureReasons()
-	for _, f := range c.failSeen.next(fs) {
-		reason := f.Reason
-		if !slices.Contains(known, reason) {
-			reason = ReasonOther
-		}
-		c.failures.WithLabelValues(reason).Inc()
 	}
 	c.collectCounts(ch)
 	if c.opts.SnapshotDir != "" {
@@ -126,5 +68,23 @@ func (c *Collector) collectCounts(ch chan<- prometheus.Metric) {
 	}
 	for _, k := range []snapshot.Kind{snapshot.Begin, snapshot.End} {
 		c.emit(ch, c.snapshotsWritten, prometheus.CounterValue, float64(counts[lifecycle.SnapshotCount(k)]), string(k))
+	}
+	// Failures by reason; a reason this version does not know (a newer writer) is "other".
+	byReason := map[string]uint64{}
+	for _, r := range failureReasons() {
+		byReason[r] = 0
+	}
+	for name, n := range counts {
+		r, ok := strings.CutPrefix(name, lifecycle.FailurePrefix)
+		if !ok {
+			continue
+		}
+		if _, known := byReason[r]; !known || r == ReasonOther {
+			r = ReasonOther
+		}
+		byReason[r] += n
+	}
+	for r, n := range byReason {
+		c.emit(ch, c.failures, prometheus.CounterValue, float64(n), r)
 	}
 }

@@ -2,12 +2,10 @@ package exporter
 
 import (
 	"sync"
-	"time"
 
 	"github.com/resctrl-mon/resctrl-mon/lib/config"
 	"github.com/resctrl-mon/resctrl-mon/lib/inventory"
 	"github.com/resctrl-mon/resctrl-mon/lib/resctrlfs"
-	"github.com/resctrl-mon/resctrl-mon/lib/state"
 )
 
 // Lazy is a Source that opens the inventory at the first read that can: an exporter
@@ -64,15 +62,6 @@ func (l *Lazy) Assignment() (resctrlfs.Assignment, error) {
 		return resctrlfs.Assignment{}, err
 	}
 	return inv.Assignment()
-}
-
-// Failures implements Source.
-func (l *Lazy) Failures(since time.Time) ([]state.Failure, error) {
-	inv, err := l.Open()
-	if err != nil {
-		return nil, err
-	}
-	return inv.Failures(since)
 }
 
 // Counts implements Source.

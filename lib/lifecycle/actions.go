@@ -78,5 +78,12 @@ const (
 	FailSnapshot FailureReason = "snapshot" // a snapshot could not be written
 )
 
+// FailureCount names the state dir's count of failures recorded for a reason: failures are
+// counted as outcomes are, the log (status's recent failures) being bounded and rotated.
+func FailureCount(r FailureReason) string { return FailurePrefix + string(r) }
+
+// FailurePrefix starts the name of every failure count.
+const FailurePrefix = "failure."
+
 // FailureReasons lists every FailureReason.
 var FailureReasons = []FailureReason{FailIdentity, FailCreate, FailAssign, FailRemove, FailSnapshot}

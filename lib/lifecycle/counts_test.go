@@ -49,6 +49,14 @@ func TestOutcomesAreCountedBySource(t *testing.T) {
 		}
 	}
 	want["snapshot.begin"], want["snapshot.end"] = 1, 1
+	// Every failure recorded is counted by its reason, as the log holds it.
+	fails, err := e.m.Store().Failures(time.Time{})
+	if err != nil || len(fails) == 0 {
+		t.Fatalf("failures: %v, %v", fails, err)
+	}
+	for _, f := range fails {
+		want[FailureCount(FailureReason(f.Reason))]++
+	}
 	got, err := e.m.Store().Counts()
 	if err != nil {
 		t.Fatal(err)

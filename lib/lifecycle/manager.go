@@ -162,6 +162,9 @@ func (m *Manager) recordFailure(reason FailureReason, subject, pod string, err e
 		Error: strings.TrimSpace(err.Error())}); serr != nil {
 		m.log.Warn("recording a failure", "err", serr)
 	}
+	if serr := m.store.Count(FailureCount(reason)); serr != nil {
+		m.log.Warn("counting a failure", "err", serr)
+	}
 }
 
 // Refuse records a container whose front end could not establish its pod (its identity

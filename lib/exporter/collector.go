@@ -106,7 +106,7 @@ func New(src Source, o Options) (*Collector, error) {
 	c.sourceErrors = prometheus.NewCounterVec(prometheus.CounterOpts{Name: Prefix + "source_errors_total",
 		Help: "Reads that failed while collecting, by source; the rest was still exported."}, []string{"source"})
 	// Every label value from the start: rate() needs a series before its first increase.
-	for _, cause := range []string{CauseDecrease, CauseNewLife, CauseAssignment} {
+	for _, cause := range ResetCauses {
 		c.resets.WithLabelValues(cause)
 	}
 	for _, r := range ReadErrorReasons {

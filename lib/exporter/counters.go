@@ -21,6 +21,10 @@ const (
 	CauseAssignment = "assignment"
 )
 
+// ResetCauses are every cause of resctrl_mon_counter_resets_total, each exported from the
+// first scrape.
+var ResetCauses = []string{CauseDecrease, CauseNewLife, CauseAssignment}
+
 // ReasonDomain: a mon_data directory whose name is not mon_<resource>_<id>.
 const ReasonDomain = "domain"
 

@@ -18,6 +18,7 @@ import (
 
 	"golang.org/x/crypto/bcrypt"
 
+	"github.com/resctrl-mon/resctrl-mon/lib/exporter"
 	"github.com/resctrl-mon/resctrl-mon/lib/inventory"
 	"github.com/resctrl-mon/resctrl-mon/lib/lifecycle"
 	"github.com/resctrl-mon/resctrl-mon/test/e2e"
@@ -364,7 +365,7 @@ func checkFamilies(t *testing.T, p *e2e.Prometheus) {
 		{"resctrl_mon_failures_total", "counter", 0, []string{"reason"}, nil},
 		{"resctrl_mon_outcomes_total", "counter", len(lifecycle.Sources) * len(lifecycle.Actions), []string{"source", "action"}, nil},
 		{"resctrl_mon_snapshots_written_total", "counter", 2, []string{"kind"}, nil},
-		{"resctrl_mon_counter_resets_total", "counter", 2, []string{"cause"}, nil},
+		{"resctrl_mon_counter_resets_total", "counter", len(exporter.ResetCauses), []string{"cause"}, nil},
 		{"resctrl_mon_counter_read_errors_total", "counter", 0, []string{"reason"}, nil},
 		{"resctrl_mon_source_errors_total", "counter", 0, []string{"source"}, nil},
 		{"resctrl_mon_scrape_duration_seconds", "gauge", 1, nil, nil},

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -37,6 +38,9 @@ func TestHookBudgetSweep(t *testing.T) {
 	// GOMAXPROCS parallel subtests, so the points are goroutines of this test.
 	var envs []*sweepEnv
 	var wg sync.WaitGroup
+	// In the environment of this test's hooks and their workers, so that waiting for them
+	// ignores other tests' hooks (not RESCTRL_MON_: the config takes those for settings).
+	mark := fmt.Sprintf("E2E_HOOK_SWEEP=%d-%d", os.Getpid(), time.Now().UnixNano())
 	for _, op := range []resctrlsim.Op{resctrlsim.OpTasksWrite, resctrlsim.OpMkdir} {
 		for _, lat := range latencies {
 			e := &sweepEnv{recEnv: newRecEnv(t, resctrlsim.Options{}, ""), op: op}
@@ -48,7 +52,7 @@ func TestHookBudgetSweep(t *testing.T) {
 					p := &sweepPoint{name: fmt.Sprintf("%s=%s budget=%ds %s", op, lat, budget, policy), id: fmt.Sprintf("b%d-%s", budget, policy),
 						group: "mon_groups/" + sweepUID(n), policy: policy}
 					p.b = e2e.NewBundle(t, e.rootfs, e2e.BundleOptions{Args: []string{"forker"},
-						Annotations: crioPod(sweepUID(n), sandboxOf("0123456789abcdef"[n]), p.id), Hooks: installedHooks(e.cfgPath, budget, policy)})
+						Annotations: crioPod(sweepUID(n), sandboxOf("0123456789abcdef"[n]), p.id), Hooks: installedHooks(e.cfgPath, budget, policy, mark)})
 					e.points = append(e.points, p)
 					wg.Go(func() { p.run(t, e.recEnv) })
 				}
@@ -64,7 +68,7 @@ func TestHookBudgetSweep(t *testing.T) {
 	for _, e := range envs {
 		e.sim.SetLatency(e.op, 0)
 	}
-	waitNoHook(t)
+	waitNoHook(t, mark)
 	for _, e := range envs {
 		e.reconcile()
 		for _, p := range e.points {
@@ -115,10 +119,10 @@ func (p *sweepPoint) run(t *testing.T, e *recEnv) {
 }
 
 // installedHooks are the hooks as make install writes them: the budget on the command line
-// and runc's timeout 2 s past it; policy is given as a flag too.
-func installedHooks(cfgPath string, budget int, policy string) *specs.Hooks {
+// and runc's timeout 2 s past it; policy is given as a flag too, and env marks them.
+func installedHooks(cfgPath string, budget int, policy, env string) *specs.Hooks {
 	h := func(stage string) specs.Hook {
-		return specs.Hook{Path: binaries.hook, Timeout: intp(budget + 2), Args: []string{"resctrl-mon-hook", "--config", cfgPath,
+		return specs.Hook{Path: binaries.hook, Timeout: intp(budget + 2), Env: []string{"PATH=/usr/sbin:/usr/bin:/sbin:/bin", env}, Args: []string{"resctrl-mon-hook", "--config", cfgPath,
 			"--hookBudget", fmt.Sprintf("%ds", budget), "--failurePolicy", policy, stage}}
 	}
 	return &specs.Hooks{CreateRuntime: []specs.Hook{h("createRuntime")}, Poststop: []specs.Hook{h("poststop")}}
@@ -126,15 +130,19 @@ func installedHooks(cfgPath string, budget int, policy string) *specs.Hooks {
 
 func sweepUID(n int) string { return fmt.Sprintf("5bee7000-0000-4000-8000-%012x", n) }
 
-// waitNoHook waits until no process runs the hook's binary: whatever a hook left in flight
-// when its budget ran out has ended.
-func waitNoHook(t *testing.T) {
+// waitNoHook waits until no process runs the hook's binary with mark in its environment:
+// whatever this test's hooks left in flight when their budget ran out has ended.
+func waitNoHook(t *testing.T, mark string) {
 	t.Helper()
 	err := e2e.Poll(time.Minute, func() error {
 		procs, _ := filepath.Glob("/proc/[0-9]*/exe")
 		for _, p := range procs {
-			if exe, err := os.Readlink(p); err == nil && exe == binaries.hook {
-				return fmt.Errorf("%s is still running", p)
+			if exe, err := os.Readlink(p); err != nil || exe != binaries.hook {
+				continue
+			}
+			env, _ := os.ReadFile(filepath.Join(filepath.Dir(p), "environ"))
+			if slices.Contains(strings.Split(string(env), "\x00"), mark) {
+				return fmt.Errorf("%s is still running", filepath.Dir(p))
 			}
 		}
 		return nil

@@ -53,9 +53,13 @@ func TestCollectAssignmentOnSim(t *testing.T) {
 		t.Errorf("node counters %v, available %v; want 6 and 0", n, a)
 	}
 
-	// The counters move from the busy pod to the late one (what a policy would do).
-	for uid, text := range map[string]string{uidBusy: "mbm_total_bytes:*=_\nmbm_local_bytes:*=_\n", uidLate: "mbm_total_bytes:*=e\nmbm_local_bytes:*=e\n"} {
-		if err := os.WriteFile(filepath.Join(e.sim.Dir, "mon_groups", uid, "mbm_L3_assignments"), []byte(text), 0); err != nil {
+	// The counters move from the busy pod to the late one (what a policy would do): given up
+	// first, or the late pod's write finds none free.
+	for _, w := range []struct{ uid, text string }{
+		{uidBusy, "mbm_total_bytes:*=_\nmbm_local_bytes:*=_\n"},
+		{uidLate, "mbm_total_bytes:*=e\nmbm_local_bytes:*=e\n"},
+	} {
+		if err := os.WriteFile(filepath.Join(e.sim.Dir, "mon_groups", w.uid, "mbm_L3_assignments"), []byte(w.text), 0); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -8,11 +8,11 @@ import (
 	"path/filepath"
 	"runtime"
 	"testing"
-
-	"github.com/resctrl-mon/resctrl-mon/lib/cgroup"
 	"time"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/resctrl-mon/resctrl-mon/lib/cgroup"
 )
 
 // A real cgroup's totals rise while its tasks wait for CPU: more busy loops than CPUs.

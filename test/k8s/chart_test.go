@@ -159,8 +159,8 @@ func names(l []any, key string) []string {
 	return out
 }
 
-func container(spec any, list_ string, name string) any {
-	for _, c := range list(spec, list_) {
+func container(spec any, field, name string) any {
+	for _, c := range list(spec, field) {
 		if get(c, "name") == name {
 			return c
 		}

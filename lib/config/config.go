@@ -60,6 +60,22 @@ const (
 	FailClosed FailurePolicy = "closed" // refuse to start it, saying why
 )
 
+// MBMAssignment says who decides which groups hold the few bandwidth counters of the
+// kernel's mbm_event mode (Linux ≥ 6.18, AMD ABMC); other modes have nothing to decide.
+type MBMAssignment string
+
+const (
+	// MBMAssignKernel leaves it to the kernel (default): counters go to groups at mkdir while
+	// they last and stay until rmdir. It is the behaviour of a node without resctrl-mon, so
+	// turning resctrl-mon on changes nothing an operator did not ask for.
+	MBMAssignKernel MBMAssignment = "kernel"
+	// MBMAssignPolicy: the housekeeping sweep gives counters to the pods that ask (the
+	// mbmAssignmentAnnotation) first, then to the busiest by LLC occupancy, takes them back
+	// from idle pods at once, and never from a pod that got one less than mbmAssignmentHold
+	// ago.
+	MBMAssignPolicy MBMAssignment = "policy"
+)
+
 // Config is the whole configuration. Field names are the YAML keys.
 type Config struct {
 	// ResctrlRoot is where resctrl is mounted.
@@ -91,6 +107,15 @@ type Config struct {
 	// must end inside the runtime's own hook timeout (hooks.d "timeout"), or the runtime
 	// kills it and, for createRuntime, fails the container whatever the failure policy.
 	HookBudget Duration `json:"hookBudget"`
+	// MBMAssignment: "kernel" or "policy" (see MBMAssignment).
+	MBMAssignment MBMAssignment `json:"mbmAssignment"`
+	// MBMAssignmentAnnotation names the annotation ("true") of the pods that get bandwidth
+	// counters first under the policy; "" ranks every pod by LLC occupancy alone.
+	MBMAssignmentAnnotation string `json:"mbmAssignmentAnnotation"`
+	// MBMAssignmentHold is how long a counter stays with the pod it was given to before the
+	// policy may hand it to a busier one: a counter given starts from zero, so handing them
+	// round at every sweep would leave no pod with a useful rate.
+	MBMAssignmentHold Duration `json:"mbmAssignmentHold"`
 	// Log is "syslog", "stderr" or "file:/path".
 	Log string `json:"log"`
 	// RuntimeRoots are where reconcile reads the OCI runtimes' state to learn which
@@ -131,10 +156,16 @@ func Default() Config {
 		Retention:        Duration(5 * time.Minute),
 		HookBudget:       Duration(8 * time.Second),
 		Annotations:      AnnotationFilter{OptOut: "resctrl-mon.io/disable"},
-		Log:              "syslog",
-		RuntimeRoots:     []string{"/run/runc", "/run/containerd/runc/*", "/run/crun"},
-		Runtime:          "/usr/sbin/runc",
-		RuntimeHook:      DefaultHookPath,
+		MBMAssignment:    MBMAssignKernel,
+		// The prefix of optOut's, so the two read as one family.
+		MBMAssignmentAnnotation: "resctrl-mon.io/bandwidth",
+		// A rate needs a few scrapes after a counter starts; 5m is Prometheus' usual rate
+		// window and the retention default.
+		MBMAssignmentHold: Duration(5 * time.Minute),
+		Log:               "syslog",
+		RuntimeRoots:      []string{"/run/runc", "/run/containerd/runc/*", "/run/crun"},
+		Runtime:           "/usr/sbin/runc",
+		RuntimeHook:       DefaultHookPath,
 	}
 }
 
@@ -167,6 +198,15 @@ func (c Config) Validate() error {
 	}
 	if c.FailurePolicy != FailOpen && c.FailurePolicy != FailClosed {
 		bad("failurePolicy", "%q is not one of open, closed", c.FailurePolicy)
+	}
+	if c.MBMAssignment != MBMAssignKernel && c.MBMAssignment != MBMAssignPolicy {
+		bad("mbmAssignment", "%q is not one of kernel, policy", c.MBMAssignment)
+	}
+	if c.MBMAssignmentHold < 0 {
+		bad("mbmAssignmentHold", "%s is negative", c.MBMAssignmentHold)
+	}
+	if strings.ContainsAny(c.MBMAssignmentAnnotation, " \n\x00") {
+		bad("mbmAssignmentAnnotation", "%q is not an annotation name", c.MBMAssignmentAnnotation)
 	}
 	if c.Retention < 0 {
 		bad("retention", "%s is negative", c.Retention)

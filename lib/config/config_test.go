@@ -48,6 +48,9 @@ func TestBadConfigNamesTheKey(t *testing.T) {
 		"noPod: drop":                  `"noPod"`,
 		"log: udp://x":                 `"log"`,
 		"snapshotMaxCount: -1":         `"snapshotMaxCount"`,
+		"mbmAssignment: busiest":       `"mbmAssignment"`,
+		"mbmAssignmentHold: -1m":       `"mbmAssignmentHold"`,
+		"mbmAssignmentAnnotation: a b": `"mbmAssignmentAnnotation"`,
 		"namespaces: {include: [a/b]}": `"namespaces.include"`,
 		"[1, 2":                        "parse config",
 		"FailurePolicy: closed":        `"FailurePolicy" (did you mean "failurePolicy"?)`,
@@ -101,6 +104,7 @@ func FuzzParse(f *testing.F) {
 	f.Add("retention: 5m\n")
 	f.Add("namespaces: {include: [a]}\nannotations: {optIn: x}\n")
 	f.Add("{}")
+	f.Add("mbmAssignment: policy\nmbmAssignmentHold: 30s\nmbmAssignmentAnnotation: x/y\n")
 	f.Add("failurePolicy: closed\nretention: 0s\nruntimeRoots: []\n")
 	f.Add("failurePolicy: closed\nfailurepolicy: open\n")
 	f.Add("FailurePolicy: closed\n")

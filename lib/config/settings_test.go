@@ -51,6 +51,8 @@ func TestSettingEnvAndDefault(t *testing.T) {
 		{"retention", "RESCTRL_MON_RETENTION", "5m"},
 		{"snapshotMaxAge", "RESCTRL_MON_SNAPSHOT_MAX_AGE", "24h"},
 		{"hookBudget", "RESCTRL_MON_HOOK_BUDGET", "8s"},
+		{"mbmAssignment", "RESCTRL_MON_MBM_ASSIGNMENT", "kernel"},
+		{"mbmAssignmentHold", "RESCTRL_MON_MBM_ASSIGNMENT_HOLD", "5m"},
 		{"snapshotMaxCount", "RESCTRL_MON_SNAPSHOT_MAX_COUNT", "10000"},
 		{"podSelector", "RESCTRL_MON_POD_SELECTOR", `""`},
 		{"namespaces.include", "", ""},

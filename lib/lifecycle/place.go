@@ -147,6 +147,9 @@ func (m *Manager) reserve(p Placement, name string, st procfs.Stat, out *Outcome
 		if p.Late {
 			tx.Rec.LateAssigned = true
 		}
+		if a := m.cfg.MBMAssignmentAnnotation; a != "" && p.Annotations[a] == "true" {
+			tx.Rec.MBMWanted = true
+		}
 		// The container is in the record before mkdir: a process killed between mkdir and
 		// the tasks write then leaves a group reconcile knows is ours (and completes or
 		// removes), not an unprovable orphan holding an RMID forever.

@@ -20,7 +20,8 @@ const sweepEvery = 10 * time.Second
 const sweepLockWait = 200 * time.Millisecond
 
 // Sweep is the housekeeping: it removes owned groups idle past the retention window,
-// retries failed removals and prunes snapshots. It never runs on a container's critical
+// retries failed removals, hands out bandwidth counters (mbmAssignment: policy) and prunes
+// snapshots. It never runs on a container's critical
 // path: poststop (MaybeSweep), reconcile and the NRI adapter's timer call it.
 func (m *Manager) Sweep() (removed []string, err error) {
 	recs, err := m.store.List()
@@ -43,6 +44,8 @@ func (m *Manager) Sweep() (removed []string, err error) {
 			err = errors.Join(err, uerr)
 		}
 	}
+	// After removals: the counters of removed groups are free to hand on.
+	m.assignCounters()
 	return removed, errors.Join(err, m.pruneSnapshots())
 }
 

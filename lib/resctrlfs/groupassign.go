@@ -46,7 +46,7 @@ func ParseGroupAssignment(b []byte) (GroupAssignment, error) {
 		}
 		event, rest, ok := strings.Cut(line, ":")
 		if !ok || event == "" || !validModeName(event) {
-			return GroupAssignment{}, fmt.Errorf("%q is not <event>:<domain>=<state>;...", line)
+			return GroupAssignment{}, fmt.Errorf("%q is not <event>:<domain>=<state>[;<domain>=<state>]", line)
 		}
 		if slices.Contains(events, event) {
 			return GroupAssignment{}, fmt.Errorf("event %s twice", event)

@@ -62,6 +62,13 @@ type Record struct {
 	// LateAssigned: reconcile placed (some of) the pod's tasks after they had started, so
 	// work they did before, and by what they forked before, was counted elsewhere.
 	LateAssigned bool `json:"lateAssigned,omitempty"`
+	// MBMWanted: the pod asked for bandwidth counters (config mbmAssignmentAnnotation), which
+	// the counter policy of mbm_event mode gives it first.
+	MBMWanted bool `json:"mbmWanted,omitempty"`
+	// MBMSince is when the counter policy assigned the group's bandwidth counters, by L3
+	// domain id; a domain not listed had them since the group was Created (the kernel
+	// assigns at mkdir).
+	MBMSince map[string]time.Time `json:"mbmSince,omitempty"`
 	// RemoveFailed says why removing the group failed; it is retried, never forgotten.
 	RemoveFailed string `json:"removeFailed,omitempty"`
 }

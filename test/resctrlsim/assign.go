@@ -449,6 +449,9 @@ func (m *model) writeAssignments(g *group, data []byte) syscall.Errno {
 	if g.dead {
 		return syscall.ENOENT
 	}
+	if errno := m.faults.take(OpAssignWrite); errno != 0 {
+		return m.injected(OpAssignWrite, errno)
+	}
 	m.lastCmd = "ok"
 	if !m.assign.enabled {
 		return m.errNotEnabled("mbm_event mode is not enabled")

@@ -20,9 +20,10 @@ const (
 	OpTasksWrite  Op = "tasks-write"  // a write(2) to a tasks file
 	OpTasksRead   Op = "tasks-read"   // reading a tasks file
 	OpCounterRead Op = "counter-read" // reading a mon_data file
+	OpAssignWrite Op = "assign-write" // a write to a group's mbm_L3_assignments
 )
 
-var ops = []Op{OpMkdir, OpRmdir, OpTasksWrite, OpTasksRead, OpCounterRead}
+var ops = []Op{OpMkdir, OpRmdir, OpTasksWrite, OpTasksRead, OpCounterRead, OpAssignWrite}
 
 // counterStates are the words the kernel prints instead of a number when a counter has no
 // value; "clear" removes an injected one.
@@ -153,7 +154,7 @@ func parseOp(s string) (Op, error) {
 			return op, nil
 		}
 	}
-	return "", fmt.Errorf("unknown operation %q (want mkdir, rmdir, tasks-write, tasks-read or counter-read)", s)
+	return "", fmt.Errorf("unknown operation %q (want mkdir, rmdir, tasks-write, tasks-read, counter-read or assign-write)", s)
 }
 
 func parseErrno(s string) (syscall.Errno, error) {

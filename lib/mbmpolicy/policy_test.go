@@ -113,7 +113,7 @@ func TestPlanFixedPoint(t *testing.T) {
 			groups = append(groups, gr)
 		}
 		in := Input{Groups: groups, Events: events, Free: map[string]int{"0": free}, Now: t0, Hold: hold}
-		apply(&in, Plan(in))
+		apply(t, &in, Plan(in))
 		if again := Plan(in); len(again) != 0 {
 			t.Errorf("free %d: a second plan writes %q", free, lines(again))
 		}
@@ -125,7 +125,8 @@ func TestPlanFixedPoint(t *testing.T) {
 }
 
 // apply does what the kernel does with the writes.
-func apply(in *Input, ws []Write) {
+func apply(t *testing.T, in *Input, ws []Write) {
+	t.Helper()
 	for _, w := range ws {
 		i := slices.IndexFunc(in.Groups, func(g Group) bool { return g.Path == w.Path })
 		gr := &in.Groups[i]
@@ -142,7 +143,7 @@ func apply(in *Input, ws []Write) {
 			in.Free[w.Domain]++
 		}
 		if in.Free[w.Domain] < 0 {
-			panic("the plan assigned more counters than were free")
+			t.Fatalf("the plan %q assigns more counters than are free", lines(ws))
 		}
 	}
 }

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/resctrl-mon/resctrl-mon/lib/config"
+	"github.com/resctrl-mon/resctrl-mon/lib/mbmpolicy"
 	"github.com/resctrl-mon/resctrl-mon/lib/resctrlfs"
 	"github.com/resctrl-mon/resctrl-mon/test/resctrlsim"
 )
@@ -200,5 +201,30 @@ func TestCounterPolicyFaults(t *testing.T) {
 	if got := a.holders(); len(got) < 3 || slices.Contains(got, 3) || !slices.Contains(got, 4) || !slices.Contains(got, 5) ||
 		as.Available["0"] >= 2 || as.Available["1"] >= 2 {
 		t.Errorf("mode back to mbm_event: pods %v hold counters and %v are free, want 4, 5 and others, none left free", got, as.Available)
+	}
+}
+
+// A write refused because the mode was switched away under the sweep (the kernel's mode file
+// says default by the time the write fails) stops the round with a line saying so, instead of
+// one refusal per write. The kernel is a directory here: a failing write is what is needed.
+func TestCounterPolicyModeSwitchedMidRound(t *testing.T) {
+	t.Parallel()
+	root := t.TempDir()
+	for _, d := range []string{"info/L3_MON", "mon_groups/a/mbm_L3_assignments", "mon_groups/b/mbm_L3_assignments"} {
+		if err := os.MkdirAll(filepath.Join(root, d), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.WriteFile(filepath.Join(root, "info/L3_MON/mbm_assign_mode"), []byte("mbm_event\n[default]\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var log bytes.Buffer
+	m := &Manager{log: slog.New(slog.NewTextHandler(&log, nil)), now: time.Now}
+	m.applyAssignments(root, []mbmpolicy.Write{
+		{Path: "mon_groups/a", Domain: "0", Event: resctrlfs.MBMTotal},
+		{Path: "mon_groups/b", Domain: "0", Event: resctrlfs.MBMTotal, Assign: true},
+	})
+	if n := strings.Count(log.String(), "switched under us"); n != 1 || strings.Contains(log.String(), "refused") {
+		t.Errorf("the log says (want one line about the mode, no refusal):\n%s", log.String())
 	}
 }

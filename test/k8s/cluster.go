@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/resctrl-mon/resctrl-mon/test/e2e"
 )
 
 // Cluster is a running one-node cluster of cluster.sh, and the commands an operator drives
@@ -46,9 +48,7 @@ func (c *Cluster) WrapperConfig() string {
 // (its ports are fixed).
 func StartCluster(t *testing.T, runtime string, opts ClusterOptions) *Cluster {
 	t.Helper()
-	if os.Geteuid() != 0 {
-		unavailable(t, "k8s: a cluster needs root")
-	}
+	e2e.RequireRoot(t)
 	kbin := cached(t, "kubernetes")
 	c := &Cluster{t: t, Runtime: runtime, kubectl: filepath.Join(kbin, "kubectl"), helm: filepath.Join(cached(t, "helm"), "helm")}
 	for _, n := range []string{"etcd", "containerd", "crio", "crictl", "cni"} {

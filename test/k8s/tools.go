@@ -7,6 +7,8 @@ import (
 	"runtime"
 	"strings"
 	"testing"
+
+	"github.com/resctrl-mon/resctrl-mon/test/e2e"
 )
 
 // repoRoot is the checkout this package is in.
@@ -27,18 +29,9 @@ func cached(t testing.TB, name string) string {
 	t.Helper()
 	out, err := exec.Command("bash", filepath.Join(repoRoot(t), "test", "runtimes", name+".sh"), "--print").Output()
 	if err != nil {
-		unavailable(t, "k8s: %s is not in the test cache: run make runtimes", name)
+		e2e.Unavailable(t, "k8s: %s is not in the test cache: run make runtimes", name)
 	}
 	return strings.TrimSpace(string(out))
-}
-
-// unavailable skips, or fails when RESCTRLSIM_REQUIRE=1 (make test's default).
-func unavailable(t testing.TB, format string, args ...any) {
-	t.Helper()
-	if os.Getenv("RESCTRLSIM_REQUIRE") == "1" {
-		t.Fatalf(format+" (RESCTRLSIM_REQUIRE=1 forbids skipping)", args...)
-	}
-	t.Skipf(format, args...)
 }
 
 // helmEnv keeps helm's caches and config out of the home directory.

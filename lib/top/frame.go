@@ -19,7 +19,24 @@ const (
 	Skip
 	// Value: V holds the number.
 	Value
+	// Unassigned: a bandwidth counter the kernel gave no hardware counter to (Linux ≥ 6.18
+	// mbm_event mode): the pod's bandwidth is not counted, which the view says, rather than
+	// leaving it blank like a host without the counter.
+	Unassigned
 )
+
+// rank orders kinds for sorting: a number, then "-", then "unassigned", then blank.
+func (k CellKind) rank() int {
+	switch k {
+	case Value:
+		return 3
+	case Skip:
+		return 2
+	case Unassigned:
+		return 1
+	}
+	return 0
+}
 
 // Cell is one column of a row.
 type Cell struct {
@@ -68,6 +85,9 @@ func NewFrame(prev, cur Sample) Frame {
 			oldPod = &old.Pod
 		}
 		r.BW = rate(oldPod, p.Pod, resctrlfs.MBMTotal, dt)
+		if unassigned(p.Pod, resctrlfs.MBMTotal) {
+			r.BW = Cell{Kind: Unassigned}
+		}
 		r.Energy = rate(oldPod, p.Pod, resctrlfs.CoreEnergy, dt)
 		var oldP map[psi.Resource]map[string]uint64
 		if old != nil {
@@ -105,6 +125,17 @@ func domains(p inventory.Pod, counter string) (map[string]float64, bool) {
 		}
 	}
 	return out, len(out) > 0
+}
+
+// unassigned reports whether the kernel says counter has no hardware counter in some domain
+// now: the pod's traffic there is not counted at all.
+func unassigned(p inventory.Pod, counter string) bool {
+	for _, m := range p.Missing {
+		if m.Name == counter && m.Reason == "Unassigned" {
+			return true
+		}
+	}
+	return false
 }
 
 // gauge sums a gauge over its domains.

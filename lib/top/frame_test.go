@@ -44,6 +44,12 @@ func pod(path string, created time.Time, counters map[string]float64, pressure m
 
 func sample(at time.Time, pods ...PodSample) Sample { return Sample{At: at, Pods: pods} }
 
+// unassignedIn adds counter@dom as the kernel's "Unassigned" reading (Linux ≥ 6.18 mbm_event).
+func unassignedIn(p PodSample, counter, dom string) PodSample {
+	p.Pod.Missing = append(p.Pod.Missing, resctrlfs.Missing{Domain: dom, Name: counter, Reason: "Unassigned"})
+	return p
+}
+
 func TestNewFrameCells(t *testing.T) {
 	t.Parallel()
 	const l0, l1, p0 = "mon_L3_00", "mon_L3_01", "mon_PERF_PKG_00"
@@ -94,6 +100,11 @@ func TestNewFrameCells(t *testing.T) {
 		prev: pod("g", life, map[string]float64{resctrlfs.MBMTotal + "@" + l0: 0}, nil),
 		cur:  pod("g", life, map[string]float64{resctrlfs.MBMTotal + "@" + l0: 0}, nil),
 		bw:   value(0),
+	}, {
+		name: "a bandwidth counter the kernel gave no hardware counter: says so, unlike a missing one",
+		prev: pod("g", life, map[string]float64{resctrlfs.MBMTotal + "@" + l0: 10, resctrlfs.MBMTotal + "@" + l1: 10}, nil),
+		cur:  unassignedIn(pod("g", life, map[string]float64{resctrlfs.MBMTotal + "@" + l0: 5000}, nil), resctrlfs.MBMTotal, l1),
+		bw:   Cell{Kind: Unassigned},
 	}, {
 		name: "pressure total that went down (cgroup re-made): no rate",
 		prev: pod("g", life, nil, map[psi.Resource]uint64{psi.CPU: 9e6}),

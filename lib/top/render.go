@@ -85,6 +85,8 @@ func bytesCell(c Cell, suffix string) string {
 		return ""
 	case Skip:
 		return "-"
+	case Unassigned:
+		return "unassigned"
 	}
 	return FormatBytes(c.V) + suffix
 }

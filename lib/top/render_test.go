@@ -12,15 +12,17 @@ func TestRender(t *testing.T) {
 	f := Frame{At: t0, Interval: 2 * time.Second, Rows: []Row{
 		{Name: "shop/cart-7d4b9c", State: "active", BW: value(1.5 * (1 << 30)), LLC: value(12 << 20), Energy: value(14.96), CPU: value(97.25), Memory: value(0), IO: value(0.04)},
 		{Name: "6a1f3c2e-0000-4000-8000-00000000000b", State: "late-assigned", BW: Cell{Kind: Skip}, LLC: value(512), CPU: Cell{Kind: Skip}},
+		{Name: "shop/batch-1", State: "active", BW: Cell{Kind: Unassigned}, LLC: value(1 << 20)},
 	}}
 	var b strings.Builder
 	if err := Render(&b, f, RenderOptions{Sort: SortBW}); err != nil {
 		t.Fatal(err)
 	}
-	want := `resctrl-mon top  2026-12-03T04:00:00Z  interval 2s  sort bw  2 pods
-POD                                   STATE             MEM BW      LLC  ENERGY  CPU%  MEM%  IO%
-shop/cart-7d4b9c                      active         1.50GiB/s  12.0MiB  15.0 W  97.2   0.0  0.0
-6a1f3c2e-0000-4000-8000-00000000000b  late-assigned          -     512B             -
+	want := `resctrl-mon top  2026-12-03T04:00:00Z  interval 2s  sort bw  3 pods
+POD                                   STATE              MEM BW      LLC  ENERGY  CPU%  MEM%  IO%
+shop/cart-7d4b9c                      active          1.50GiB/s  12.0MiB  15.0 W  97.2   0.0  0.0
+6a1f3c2e-0000-4000-8000-00000000000b  late-assigned           -     512B             -
+shop/batch-1                          active         unassigned  1.00MiB
 
 `
 	if got := b.String(); got != want {

@@ -62,8 +62,8 @@ func Sort(rows []Row, k SortKey) {
 	slices.SortStableFunc(rows, func(a, b Row) int {
 		if k != SortName {
 			ca, cb := k.cell(a), k.cell(b)
-			if c := cmp.Compare(cb.Kind, ca.Kind); c != 0 {
-				return c // Value before Skip before None
+			if c := cmp.Compare(cb.Kind.rank(), ca.Kind.rank()); c != 0 {
+				return c // Value before Skip before Unassigned before None
 			}
 			if c := cmp.Compare(cb.V, ca.V); c != 0 {
 				return c

@@ -14,17 +14,18 @@ func TestSort(t *testing.T) {
 		{Name: "c/big", Group: "g4", BW: value(1e9), LLC: value(100), Energy: value(3)},
 		{Name: "c/big", Group: "g0", BW: value(1e9)}, // same name and value: by group
 		{Name: "d/zero", Group: "g5", BW: value(0)},
+		{Name: "e/uncounted", Group: "g6", BW: Cell{Kind: Unassigned}},
 	}
 	for _, tc := range []struct {
 		key  SortKey
 		want []string
 	}{
-		// Numbers first, largest first, zero before "-" before blank.
-		{SortBW, []string{"g0", "g4", "g3", "g5", "g2", "g1"}},
-		{SortLLC, []string{"g3", "g4", "g1", "g2", "g0", "g5"}},
-		{SortEnergy, []string{"g4", "g1", "g2", "g3", "g0", "g5"}},
-		{SortCPU, []string{"g2", "g3", "g1", "g0", "g4", "g5"}},
-		{SortName, []string{"g1", "g2", "g3", "g0", "g4", "g5"}},
+		// Numbers first, largest first, zero before "-" before "unassigned" before blank.
+		{SortBW, []string{"g0", "g4", "g3", "g5", "g2", "g6", "g1"}},
+		{SortLLC, []string{"g3", "g4", "g1", "g2", "g0", "g5", "g6"}},
+		{SortEnergy, []string{"g4", "g1", "g2", "g3", "g0", "g5", "g6"}},
+		{SortCPU, []string{"g2", "g3", "g1", "g0", "g4", "g5", "g6"}},
+		{SortName, []string{"g1", "g2", "g3", "g0", "g4", "g5", "g6"}},
 	} {
 		t.Run(string(tc.key), func(t *testing.T) {
 			t.Parallel()

@@ -96,7 +96,7 @@ func TestFakePlaceClassed(t *testing.T) {
 }
 
 // A container joining its pod's group in a class goes through one pass over the tasks file
-// (no goresctrl check): the kernel's refusal of a joiner outside the class is still a class
+// (goresctrl's check only after a refusal): the kernel's refusal of a joiner outside the class is a class
 // mismatch, and the group keeps only the first container's task.
 func TestFakeJoinClassed(t *testing.T) {
 	t.Parallel()

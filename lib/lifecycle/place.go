@@ -87,9 +87,9 @@ func (m *Manager) Place(p Placement) (out Outcome, err error) {
 	}
 	// The threads move outside the pod's lock: the container is in the record already, so
 	// a concurrent last-stop keeps the group, and other containers of the pod need not wait.
-	// A container joining a group that was there (the pod's record proves its class, and
-	// admit held the container to it) needs no class check of its own: see moveThreads.
-	n, skipped, err := m.moveThreads(name, p.Class, p.Pid, !created)
+	// The kernel refuses a thread of another class; goresctrl's check only names the class,
+	// once the kernel has refused the leader: see moveThreads.
+	n, skipped, err := m.moveThreads(name, p.Class, p.Pid)
 	out.Threads = n
 	if skipped > 0 {
 		out.Detail = fmt.Sprintf("%d threads outside class %s left (they end at execve)", skipped, p.Class)
@@ -317,14 +317,14 @@ func (m *Manager) ensureGroup(rec state.Record, owned bool) (created bool, err e
 // They die at execve, which the leader makes (runc locks it to the main thread), so they
 // are skipped; the leader itself must be placed.
 //
-// The leader of a pod's first container goes through goresctrl's AssignPID, whose class
-// check (it lists the resctrl root and reads every class's tasks, each time) names the
-// class the init is in. Every other thread, and with joined (the group was there, under
-// the class the pod's record proves) the leader too, goes through one open tasks file:
-// the kernel itself refuses a task of another class for a monitoring group (EINVAL, which
-// for the leader is the class mismatch), so the check adds only words, and on the
-// simulator it was most of a joining container's resctrl traffic.
-func (m *Manager) moveThreads(name, class string, pid int, joined bool) (moved, skipped int, err error) {
+// Every thread, the leader first, goes through one open tasks file: the kernel itself
+// refuses a task of another class for a monitoring group (EINVAL, which for the leader is
+// the class mismatch). goresctrl's AssignPID checks the class before it writes, by listing
+// the resctrl root and reading every class's tasks (on a node, each such read walks every
+// thread of the node); that check only adds words, the class the init is in, so it runs
+// only once the kernel has refused the leader. On the simulator it was a quarter of a new
+// pod's resctrl traffic.
+func (m *Manager) moveThreads(name, class string, pid int) (moved, skipped int, err error) {
 	classed := class != ""
 	tids, err := procfs.Threads(pid)
 	if err != nil {
@@ -332,6 +332,11 @@ func (m *Manager) moveThreads(name, class string, pid int, joined bool) (moved, 
 	}
 	// The leader first: its failure is the one that matters.
 	leader := func(err error) error {
+		if errors.Is(err, syscall.EINVAL) {
+			// goresctrl's check names the class the init is in (or, if the init moved
+			// meanwhile, places it).
+			err = m.rs.Assign(name, pid)
+		}
 		err = m.assignResult(name, pid, classed, pid, err, &moved, &skipped)
 		if errors.Is(err, syscall.EINVAL) && !errors.Is(err, ErrClassMismatch) {
 			// The kernel moves a task into a monitoring group only from the group's own
@@ -341,22 +346,15 @@ func (m *Manager) moveThreads(name, class string, pid int, joined bool) (moved, 
 		}
 		return err
 	}
-	rest := slices.DeleteFunc(tids, func(t int) bool { return t == pid })
-	if joined {
-		rest = append([]int{pid}, rest...)
-	} else if err := leader(m.rs.Assign(name, pid)); err != nil {
-		return moved, skipped, err
-	}
-	if len(rest) > 0 {
-		err = m.rs.WriteTasks(GroupPath(class, name), rest, func(tid int, err error) error {
-			if tid == pid {
-				return leader(err)
-			}
-			return m.assignResult(name, tid, classed, pid, err, &moved, &skipped)
-		})
-		if err != nil {
-			return moved, skipped, err
+	ids := append([]int{pid}, slices.DeleteFunc(tids, func(t int) bool { return t == pid })...)
+	err = m.rs.WriteTasks(GroupPath(class, name), ids, func(tid int, err error) error {
+		if tid == pid {
+			return leader(err)
 		}
+		return m.assignResult(name, tid, classed, pid, err, &moved, &skipped)
+	})
+	if err != nil {
+		return moved, skipped, err
 	}
 	if moved == 0 {
 		return 0, skipped, fmt.Errorf("%w: pid %d has no thread left to move", ErrBadInput, pid)

@@ -49,9 +49,10 @@ var States = []State{Active, LateAssigned, Stopped, Idle, Pending, Missing}
 
 // Inventory reads the state directory and resctrl.
 type Inventory struct {
-	root  string
-	store *state.Store
-	now   func() time.Time
+	root     string
+	store    *state.Store
+	now      func() time.Time
+	counters resctrlfs.MonReader // every scrape reads every group's mon_data: listed once
 }
 
 // Open opens the inventory on the configuration's resctrl root and state directory.
@@ -125,7 +126,7 @@ func (inv *Inventory) Pods(o Options) ([]Pod, error) {
 		}
 		if statErr == nil && o.Counters {
 			var err error
-			p.Readings, p.Missing, err = resctrlfs.ReadMonData(dir)
+			p.Readings, p.Missing, err = inv.counters.Read(dir)
 			if err != nil && !errors.Is(err, os.ErrNotExist) {
 				errs = append(errs, err)
 			}

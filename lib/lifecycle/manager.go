@@ -57,6 +57,8 @@ type Manager struct {
 	cg cgroup.Host
 	// source is the front end whose outcomes this manager counts.
 	source Source
+	// counters reads groups' mon_data (snapshots, the counter policy), listed once for all.
+	counters resctrlfs.MonReader
 }
 
 // New checks the resctrl root and opens the state directory.

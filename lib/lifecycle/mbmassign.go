@@ -61,7 +61,7 @@ func (m *Manager) assignmentInput(root string, a resctrlfs.Assignment) (mbmpolic
 			}
 		}
 		g := mbmpolicy.Group{Path: r.Path, Wanted: r.MBMWanted, Live: len(r.Containers) > 0,
-			Assigned: ga.Assigned, Occupancy: occupancy(filepath.Join(root, r.Path)), Since: map[string]time.Time{}}
+			Assigned: ga.Assigned, Occupancy: m.occupancy(filepath.Join(root, r.Path)), Since: map[string]time.Time{}}
 		for d := range ga.Assigned {
 			g.Since[d] = r.Created
 			if t, ok := r.MBMSince[d]; ok {
@@ -75,9 +75,9 @@ func (m *Manager) assignmentInput(root string, a resctrlfs.Assignment) (mbmpolic
 
 // occupancy reads a group's llc_occupancy by L3 domain id; a domain that gave no number
 // counts as idle there.
-func occupancy(dir string) map[string]uint64 {
+func (m *Manager) occupancy(dir string) map[string]uint64 {
 	out := map[string]uint64{}
-	readings, _, _ := resctrlfs.ReadMonData(dir)
+	readings, _, _ := m.counters.Read(dir)
 	for _, r := range readings {
 		if r.Name != resctrlfs.LLCOccupancy {
 			continue

@@ -4,7 +4,6 @@ import (
 	"path/filepath"
 	"time"
 
-	"github.com/resctrl-mon/resctrl-mon/lib/resctrlfs"
 	"github.com/resctrl-mon/resctrl-mon/lib/snapshot"
 	"github.com/resctrl-mon/resctrl-mon/lib/state"
 )
@@ -16,7 +15,7 @@ func (m *Manager) writeSnapshot(rec state.Record, kind snapshot.Kind) {
 	if m.cfg.SnapshotDir == "" {
 		return
 	}
-	readings, missing, err := resctrlfs.ReadMonData(filepath.Join(m.rs.Root(), rec.Path))
+	readings, missing, err := m.counters.Read(filepath.Join(m.rs.Root(), rec.Path))
 	if err != nil {
 		m.recordFailure(FailSnapshot, rec.Path, podOf(rec), err)
 	}

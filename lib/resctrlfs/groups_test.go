@@ -2,9 +2,11 @@ package resctrlfs_test
 
 import (
 	"bytes"
+	"errors"
 	"log/slog"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strconv"
 	"strings"
 	"testing"
@@ -73,5 +75,39 @@ func TestMetaMatchesGoresctrl(t *testing.T) {
 	_, missing, _ = resctrlfs.ReadMonData(filepath.Join(sim.Dir, "mon_groups", uid))
 	if len(missing) != 2 || missing[0].Reason != "Unavailable" {
 		t.Errorf("an Unavailable counter on two domains: %+v", missing)
+	}
+}
+
+// MonReader, which lists mon_data once for all groups, reads what ReadMonData reads in
+// every group of the simulator (two L3 domains and an AET one, at the root and in a class),
+// a counter's Unavailable included, and a group gone is os.ErrNotExist.
+func TestMonReaderMatchesListing(t *testing.T) {
+	sim := resctrlsim.MountT(t, resctrlsim.Options{L3Domains: 2, PerfPkgDomains: 1})
+	groups := []string{"mon_groups/a", "mon_groups/b", "gold/mon_groups/c"}
+	for _, g := range append([]string{"gold"}, groups...) {
+		if err := os.Mkdir(filepath.Join(sim.Dir, g), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	sim.SetCounterState("mbm_local_bytes", "Unavailable", "*")
+	var r resctrlfs.MonReader
+	for range 2 {
+		for _, g := range groups {
+			dir := filepath.Join(sim.Dir, g)
+			wantR, wantM, err := resctrlfs.ReadMonData(dir)
+			if err != nil || len(wantR) == 0 || len(wantM) == 0 {
+				t.Fatalf("%s: ReadMonData %v, %v missing, %v", g, wantR, wantM, err)
+			}
+			gotR, gotM, err := r.Read(dir)
+			if err != nil || !reflect.DeepEqual(gotR, wantR) || !reflect.DeepEqual(gotM, wantM) {
+				t.Errorf("%s: MonReader read %+v, %+v missing, %v; ReadMonData %+v, %+v", g, gotR, gotM, err, wantR, wantM)
+			}
+		}
+	}
+	if err := os.Remove(filepath.Join(sim.Dir, groups[1])); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := r.Read(filepath.Join(sim.Dir, groups[1])); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("a group gone: %v, want os.ErrNotExist", err)
 	}
 }

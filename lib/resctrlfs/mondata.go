@@ -76,15 +76,23 @@ func CounterMeta(name string) (cumulative bool, unit string) {
 // ReadMonData reads every counter of the group at dir (an absolute group directory):
 // readings, and the counters with no sample and why. It only reads, so it is safe for
 // status and the exporter while hooks change groups; a group that vanished meanwhile is
-// an error wrapping os.ErrNotExist.
+// an error wrapping os.ErrNotExist. MonReader does the same with the listing cached.
 func ReadMonData(dir string) ([]Reading, []Missing, error) {
+	readings, missing, _, err := listMonData(dir)
+	return readings, missing, err
+}
+
+// monFile is one counter file of a mon_data layout.
+type monFile struct{ domain, name string }
+
+// listMonData is ReadMonData, also returning the layout it listed.
+func listMonData(dir string) ([]Reading, []Missing, []monFile, error) {
 	monData := filepath.Join(dir, "mon_data")
 	domains, err := os.ReadDir(monData)
 	if err != nil {
-		return nil, nil, fmt.Errorf("read counters of %s: %w", dir, err)
+		return nil, nil, nil, fmt.Errorf("read counters of %s: %w", dir, err)
 	}
-	var out []Reading
-	var missing []Missing
+	var layout []monFile
 	for _, d := range domains {
 		if !d.IsDir() {
 			continue
@@ -94,28 +102,43 @@ func ReadMonData(dir string) ([]Reading, []Missing, error) {
 			continue // a domain that raced away
 		}
 		for _, f := range files {
-			if f.IsDir() {
-				continue
+			if !f.IsDir() {
+				layout = append(layout, monFile{d.Name(), f.Name()})
 			}
-			v, reason := readCounter(filepath.Join(monData, d.Name(), f.Name()))
-			if reason != "" {
-				missing = append(missing, Missing{Domain: d.Name(), Name: f.Name(), Reason: reason})
-				continue
-			}
-			cum, unit := CounterMeta(f.Name())
-			out = append(out, Reading{Domain: d.Name(), Name: f.Name(), Value: v, Cumulative: cum, Unit: unit})
 		}
 	}
-	return out, missing, nil
+	readings, missing, _ := readLayout(dir, layout)
+	return readings, missing, layout, nil
+}
+
+// readLayout reads the counter files of layout in the group at dir. complete is false when
+// one of them is not there (the layout or the group changed); the rest are still read.
+func readLayout(dir string, layout []monFile) (out []Reading, missing []Missing, complete bool) {
+	complete = true
+	for _, f := range layout {
+		v, reason, err := readCounter(filepath.Join(dir, "mon_data", f.domain, f.name))
+		if errors.Is(err, unix.ENOENT) {
+			complete = false
+			continue
+		}
+		if reason != "" {
+			missing = append(missing, Missing{Domain: f.domain, Name: f.name, Reason: reason})
+			continue
+		}
+		cum, unit := CounterMeta(f.name)
+		out = append(out, Reading{Domain: f.domain, Name: f.name, Value: v, Cumulative: cum, Unit: unit})
+	}
+	return out, missing, complete
 }
 
 // readCounter reads a counter file with one read(2): the kernel makes its whole text at each
 // read. Plain system calls (sysfile): a snapshot and a scrape read every counter of every
 // group, and os.Open would add five calls to each for the runtime's poller.
-func readCounter(path string) (float64, string) {
+// err is the open's error, so a file that is not there can be told from one that is.
+func readCounter(path string) (float64, string, error) {
 	fd, err := sysfile.Open(path, unix.O_RDONLY, 0)
 	if err != nil {
-		return 0, ReasonUnreadable
+		return 0, ReasonUnreadable, err
 	}
 	defer func() { _ = unix.Close(fd) }()
 	b := make([]byte, maxCounterFile+1)
@@ -124,9 +147,10 @@ func readCounter(path string) (float64, string) {
 		n, err = unix.Read(fd, b)
 	}
 	if err != nil || n <= 0 {
-		return 0, ReasonUnreadable
+		return 0, ReasonUnreadable, nil
 	}
-	return ParseCounter(b[:n])
+	v, reason := ParseCounter(b[:n])
+	return v, reason, nil
 }
 
 // ParseCounter parses a counter file's content: a non-negative number (AET ones have

@@ -26,6 +26,7 @@ import (
 func init() { runtime.LockOSThread() }
 
 func main() {
+	wrapper.JoinIfAsked() // the exec's joiner: this binary, started by an exec below
 	x, err := wrapper.Prepare(os.Args, os.Environ(), unix.Gettid(), os.Stderr)
 	if err != nil {
 		os.Exit(1) // Prepare said why on stderr

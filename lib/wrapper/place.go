@@ -15,11 +15,54 @@ import (
 	"github.com/resctrl-mon/resctrl-mon/lib/sysfile"
 )
 
-// JoinGroup writes tid into the monitoring group that the registry in stateDir binds
-// container id to, and returns the group's path below root ("" when the container has no
-// group: not monitored, or placed by nobody). Nothing is locked or written in the registry:
-// the binding and the record are read as they are (both are replaced by renames, never seen
-// half-written), and a group removed in between makes the write fail, which is reported.
+// target is the group an exec joins, as the registry has it.
+type target struct {
+	Path  string `json:"path"`  // the group below the resctrl root; "" for none
+	Class string `json:"class"` // its allocation class; "" for the root class
+}
+
+// findGroup reads the registry in stateDir for container id's group (target{} when it has
+// none: not monitored, or placed by nobody), and nothing in resctrl, so it never waits on
+// resctrl. Nothing is locked or written in the registry: the binding and the record are read
+// as they are (both are replaced by renames, never seen half-written).
+func findGroup(stateDir, id string) (target, error) {
+	st, err := state.OpenReadOnly(stateDir)
+	if errors.Is(err, fs.ErrNotExist) {
+		return target{}, nil // no hook ever ran here
+	}
+	if err != nil {
+		return target{}, err
+	}
+	group, err := st.ContainerGroup(id)
+	if err != nil || group == "" {
+		return target{}, err
+	}
+	rec, ok, err := st.Load(group)
+	if err != nil || !ok {
+		return target{}, err
+	}
+	g := target{Path: rec.Path, Class: rec.Class}
+	if err := g.check(); err != nil {
+		return g, fmt.Errorf("record of %s: %w", group, err)
+	}
+	return g, nil
+}
+
+// check refuses a target that is not a group below the resctrl root (the registry is ours,
+// but a path is never followed out of resctrl on its word).
+func (g target) check() error {
+	if !filepath.IsLocal(g.Path) {
+		return fmt.Errorf("path %q is not below the resctrl root", g.Path)
+	}
+	if g.Class != "" && (!filepath.IsLocal(g.Class) || strings.ContainsRune(g.Class, '/')) {
+		return fmt.Errorf("class %q is not a class directory", g.Class)
+	}
+	return nil
+}
+
+// join writes tid into the group below root. still is asked right before each write whether tid is still the task meant (a late write must not move a stranger that
+// was given a reused pid). A group removed since the registry was read makes the write fail,
+// which is reported.
 //
 // A task written into a resctrl group stays there across execve, and what it forks or clones
 // after is born there: the wrapper writes the thread that will exec the real runtime, so
@@ -32,40 +75,28 @@ import (
 // root. The runtime's exec writes the exec'd process into the class's tasks anyway (runc's
 // setnsProcess.start, crun's libcrun_join_process), and the record's class is the one the
 // container's init was placed from, so this reclassifies nothing the runtime would not.
-func JoinGroup(stateDir, root, id string, tid int) (string, error) {
-	st, err := state.OpenReadOnly(stateDir)
-	if errors.Is(err, fs.ErrNotExist) {
-		return "", nil // no hook ever ran here
-	}
-	if err != nil {
-		return "", err
-	}
-	group, err := st.ContainerGroup(id)
-	if err != nil || group == "" {
-		return "", err
-	}
-	rec, ok, err := st.Load(group)
-	if err != nil || !ok {
-		return "", err
-	}
-	if !filepath.IsLocal(rec.Path) {
-		return "", fmt.Errorf("record of %s: path %q is not below the resctrl root", group, rec.Path)
-	}
-	if rec.Class != "" && (!filepath.IsLocal(rec.Class) || strings.ContainsRune(rec.Class, '/')) {
-		return rec.Path, fmt.Errorf("record of %s: class %q is not a class directory", group, rec.Class)
+func (g target) join(root string, tid int, still func() bool) error {
+	if err := g.check(); err != nil {
+		return err
 	}
 	if err := resctrlfs.Check(root); err != nil {
-		return rec.Path, err
+		return err
 	}
-	if rec.Class != "" {
-		if err := writeTask(root, rec.Class, tid); err != nil {
-			return rec.Path, fmt.Errorf("join class %s: %w", rec.Class, err)
+	if g.Class != "" {
+		if !still() {
+			return fmt.Errorf("join class %s: %w", g.Class, errGone)
+		}
+		if err := writeTask(root, g.Class, tid); err != nil {
+			return fmt.Errorf("join class %s: %w", g.Class, err)
 		}
 	}
-	if err := writeTask(root, rec.Path, tid); err != nil {
-		return rec.Path, fmt.Errorf("join %s: %w", rec.Path, err)
+	if !still() {
+		return fmt.Errorf("join %s: %w", g.Path, errGone)
 	}
-	return rec.Path, nil
+	if err := writeTask(root, g.Path, tid); err != nil {
+		return fmt.Errorf("join %s: %w", g.Path, err)
+	}
+	return nil
 }
 
 // writeTask writes tid to the tasks file of the group at path below root, with the kernel's

@@ -6,10 +6,10 @@
 //   - create and run: lists resctrl-mon-hook's createRuntime and poststop hooks in the
 //     bundle's config.json (AddHooks), so runtimes with neither hooks.d nor NRI place
 //     containers as CRI-O and podman do;
-//   - exec: writes its own thread into the container's pod group (JoinGroup) before it
-//     becomes the runtime, so the exec'd process and all it forks are counted in the pod's
-//     group from their first instruction. The runtime's own few milliseconds before the
-//     process starts are counted there too.
+//   - exec: has its own thread written into the container's pod group (a joiner process,
+//     JoinArg) before it becomes the runtime, so the exec'd process and all it forks are
+//     counted in the pod's group from their first instruction. The runtime's own few
+//     milliseconds before the process starts are counted there too.
 //
 // Only what those two need is read of the command line (ParseArgs); every other command goes
 // straight to the runtime. A failure of the wrapper's own never stops the runtime's command
@@ -119,15 +119,13 @@ func work(cmd Command, cfg config.Config, cfgErr error, hooks map[string]specs.H
 		r   result
 		err error
 	}
+	budget := time.Duration(cfg.HookBudget)
+	deadline := time.Now().Add(budget)
 	ch := make(chan done, 1)
 	go func() {
 		r, err := guarded(func() (result, error) {
 			if cmd.Name == "exec" {
-				group, err := JoinGroup(cfg.StateDir, cfg.ResctrlRoot, cmd.ContainerID, tid)
-				if group == "" && err == nil {
-					return result{action: "no-group"}, nil
-				}
-				return result{action: "placed", detail: group}, err
+				return join(cmd, cfg, tid, deadline)
 			}
 			path := SpecPath(cmd)
 			added, err := AddHooks(path, hooks)
@@ -138,8 +136,7 @@ func work(cmd Command, cfg config.Config, cfgErr error, hooks map[string]specs.H
 		})
 		ch <- done{r, err}
 	}()
-	budget := time.Duration(cfg.HookBudget)
-	timer := time.NewTimer(budget)
+	timer := time.NewTimer(time.Until(deadline))
 	defer timer.Stop()
 	select {
 	case d := <-ch:
@@ -150,6 +147,21 @@ func work(cmd Command, cfg config.Config, cfgErr error, hooks map[string]specs.H
 	case <-timer.C:
 		return result{action: "failed"}, fmt.Errorf("%w: %s passed", ErrBudget, budget)
 	}
+}
+
+// join places the exec: tid, the thread that execs the runtime, written into the
+// container's group by a joiner process (JoinArg says why not by this one), waited for until
+// deadline.
+func join(cmd Command, cfg config.Config, tid int, deadline time.Time) (result, error) {
+	g, err := findGroup(cfg.StateDir, cmd.ContainerID)
+	if g.Path == "" && err == nil {
+		return result{action: "no-group"}, nil
+	}
+	if err == nil {
+		err = joinAside(joinRequest{Group: g, Root: cfg.ResctrlRoot, Tid: tid, Parent: os.Getpid(), Container: cmd.ContainerID,
+			Deadline: deadline, Log: cfg.Log, StateDir: cfg.StateDir})
+	}
+	return result{action: "placed", detail: g.Path}, err
 }
 
 // guarded runs f, turning a panic into an error: a bug in the wrapper's own work must not

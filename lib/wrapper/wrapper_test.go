@@ -108,12 +108,12 @@ func TestPrepareFailurePolicy(t *testing.T) {
 }
 
 // An exec of a container the registry has no group for does nothing.
-func TestJoinGroupNoGroup(t *testing.T) {
+func TestFindGroupNoGroup(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
 	for _, stateDir := range []string{filepath.Join(dir, "missing"), dir} {
-		if group, err := JoinGroup(stateDir, "/sys/fs/resctrl", "c1", os.Getpid()); group != "" || err != nil {
-			t.Errorf("state dir %s: %q, %v; want nothing done", stateDir, group, err)
+		if g, err := findGroup(stateDir, "c1"); g.Path != "" || err != nil {
+			t.Errorf("state dir %s: %+v, %v; want nothing done", stateDir, g, err)
 		}
 	}
 }

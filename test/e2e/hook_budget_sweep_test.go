@@ -68,7 +68,7 @@ func TestHookBudgetSweep(t *testing.T) {
 	for _, e := range envs {
 		e.sim.SetLatency(e.op, 0)
 	}
-	waitNoHook(t, mark)
+	waitNoProcess(t, binaries.hook, mark)
 	for _, e := range envs {
 		e.reconcile()
 		for _, p := range e.points {
@@ -130,14 +130,14 @@ func installedHooks(cfgPath string, budget int, policy, env string) *specs.Hooks
 
 func sweepUID(n int) string { return fmt.Sprintf("5bee7000-0000-4000-8000-%012x", n) }
 
-// waitNoHook waits until no process runs the hook's binary with mark in its environment:
-// whatever this test's hooks left in flight when their budget ran out has ended.
-func waitNoHook(t *testing.T, mark string) {
+// waitNoProcess waits until no process runs the binary exe with mark in its environment:
+// whatever a test's hooks or wrappers left in flight when their budget ran out has ended.
+func waitNoProcess(t *testing.T, exe, mark string) {
 	t.Helper()
 	err := e2e.Poll(time.Minute, func() error {
 		procs, _ := filepath.Glob("/proc/[0-9]*/exe")
 		for _, p := range procs {
-			if exe, err := os.Readlink(p); err != nil || exe != binaries.hook {
+			if got, err := os.Readlink(p); err != nil || got != exe {
 				continue
 			}
 			env, _ := os.ReadFile(filepath.Join(filepath.Dir(p), "environ"))

@@ -1,0 +1,186 @@
+package wrapper
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/resctrl-mon/resctrl-mon/lib/logging"
+)
+
+// JoinArg is the only argument of the wrapper's joiner: the wrapper's own binary, started by
+// an exec to write the wrapper's thread into the pod's group.
+//
+// Why a process and not a goroutine: a resctrl tasks write the kernel has begun is not
+// abandoned (the kernel's rdtgroup mutex is taken uninterruptibly; FUSE, the simulator, waits
+// for its answer even for a killed caller), and execve of a multi-threaded process first
+// ends its other threads, waiting for each to leave the kernel. A write given up at the
+// budget on one of the wrapper's threads held the exec of the runtime, and `runc exec`
+// (kubelet's exec probes, with their own timeouts), for the write's whole latency. In a
+// process of its own the write holds nothing of the wrapper's: the wrapper stops waiting at
+// its budget and execs the runtime, or refuses under failurePolicy closed.
+//
+// A write that lands late still places something: a task written into a group keeps it
+// across execve, so the runtime that the wrapper became (its main thread, and what that
+// thread forks or clones after) is counted in the pod's group from then on; what it started
+// before, the exec'd process included, is placed by reconcile, as for an exec not wrapped.
+const JoinArg = "resctrl-mon-runtime-join"
+
+// errGone: the wrapper's process ended (the runtime it became has exited) before a late
+// write: its pid may be another process's by then, which must not be moved.
+var errGone = errors.New("the exec's runtime has ended; not written")
+
+// joinSendTimeout bounds the joiner's log line: a stalled syslog must not keep it.
+const joinSendTimeout = time.Second
+
+// joinRequest is what the wrapper sends its joiner on fd 3.
+type joinRequest struct {
+	Group     target `json:"group"`
+	Root      string `json:"root"`
+	Tid       int    `json:"tid"`    // the wrapper's thread that execs the runtime
+	Parent    int    `json:"parent"` // the wrapper's pid, the joiner's parent while it lives
+	Container string `json:"container"`
+	// Deadline is when the wrapper stops waiting: a joiner that finishes after it logs so.
+	Deadline time.Time `json:"deadline"`
+	Log      string    `json:"log"`
+	StateDir string    `json:"stateDir"`
+}
+
+// joinReply is the joiner's outcome, sent on fd 4; the error as its text.
+type joinReply struct {
+	Err string `json:"err,omitempty"`
+}
+
+// JoinIfAsked runs the joiner and exits when the process was started as one (its only
+// argument JoinArg). The wrapper's main calls it first, and so does TestMain in every test
+// binary that runs an exec, since there the joiner is the test binary itself.
+func JoinIfAsked() {
+	if len(os.Args) == 2 && os.Args[1] == JoinArg {
+		closeInherited()
+		os.Exit(joinMain(os.NewFile(3, "request"), os.NewFile(4, "reply")))
+	}
+}
+
+// joinMain is the joiner: it reads one request, writes the task, and replies. If it ends
+// after the wrapper's deadline, the wrapper has gone on already: it logs what it did.
+func joinMain(in io.Reader, out io.Writer) int {
+	var req joinRequest
+	if err := json.NewDecoder(in).Decode(&req); err != nil {
+		fmt.Fprintf(os.Stderr, "%s joiner: reading the request: %v\n", Prog, err)
+		return 2
+	}
+	// Right before each write: the wrapper (or the runtime it became) is still this
+	// process's parent, so its pid is not free to be reused.
+	still := func() bool { return os.Getppid() == req.Parent }
+	err := req.Group.join(req.Root, req.Tid, still)
+	if time.Now().After(req.Deadline) {
+		joinedLate(req, err)
+	}
+	var r joinReply
+	if err != nil {
+		r.Err = err.Error()
+	}
+	// An error here is the wrapper gone on before us: it has reported its budget.
+	_ = json.NewEncoder(out).Encode(r)
+	return 0
+}
+
+// joinedLate logs a join that ended after the wrapper's budget.
+func joinedLate(req joinRequest, err error) {
+	log, closer, lerr := logging.Open(req.Log, Prog, filepath.Join(req.StateDir, "hook.log"), logging.WithSendTimeout(joinSendTimeout))
+	if lerr != nil {
+		return
+	}
+	defer closer.Close()
+	attrs := []any{"command", "exec", "container", req.Container, "group", req.Group.Path,
+		"past_budget", time.Since(req.Deadline).Round(time.Millisecond)}
+	if err != nil {
+		log.Warn("exec's join ended after its budget: not placed", append(attrs, "err", err)...)
+		return
+	}
+	log.Warn("exec's join ended after its budget: the runtime placed late, what it started before is left to reconcile", attrs...)
+}
+
+// closeInherited closes the pipes and sockets the joiner inherited from whoever started the
+// wrapper (its fds 3 and up are not close-on-exec: `runc exec --preserve-fds` passes some on),
+// other than its own request and reply: a joiner stuck in a write must not hold a pipe open
+// whose reader waits for its end. The Go runtime's own descriptors are anonymous inodes.
+func closeInherited() {
+	ents, err := os.ReadDir("/proc/self/fd")
+	if err != nil {
+		return
+	}
+	for _, e := range ents {
+		fd, err := strconv.Atoi(e.Name())
+		if err != nil || fd <= 4 {
+			continue
+		}
+		link, err := os.Readlink(filepath.Join("/proc/self/fd", e.Name()))
+		if err == nil && (strings.HasPrefix(link, "pipe:") || strings.HasPrefix(link, "socket:")) {
+			_ = syscall.Close(fd)
+		}
+	}
+}
+
+// joinAside writes tid into g from a joiner process and waits for its answer until
+// deadline; past it, it returns ErrBudget and leaves the joiner to finish on its own.
+//
+// The joiner gets /dev/null for stdio (a caller of the runtime may wait until every copy of
+// its pipes is closed) and a session of its own (a signal aimed at the runtime's process
+// group does not interrupt its write half done). Left behind, it is the runtime's child,
+// reaped by it or by whoever adopts it when the runtime ends.
+func joinAside(req joinRequest) error {
+	reqR, reqW, err := os.Pipe()
+	if err != nil {
+		return fmt.Errorf("start the joiner: %w", err)
+	}
+	defer reqR.Close()
+	defer reqW.Close()
+	repR, repW, err := os.Pipe()
+	if err != nil {
+		return fmt.Errorf("start the joiner: %w", err)
+	}
+	defer repR.Close()
+	// /proc/self/exe: the binary this process runs, even if an upgrade replaced its path.
+	cmd := &exec.Cmd{Path: "/proc/self/exe", Args: []string{Prog, JoinArg}, ExtraFiles: []*os.File{reqR, repW},
+		SysProcAttr: &syscall.SysProcAttr{Setsid: true}}
+	err = cmd.Start()
+	repW.Close()
+	if err != nil {
+		return fmt.Errorf("start the joiner: %w", err)
+	}
+	// The request is far smaller than a pipe's buffer: the write does not wait for the joiner.
+	b, err := json.Marshal(req)
+	if err == nil {
+		_, err = reqW.Write(b)
+	}
+	if err = errors.Join(err, reqW.Close()); err != nil {
+		_ = cmd.Process.Kill()
+		_ = cmd.Wait()
+		return fmt.Errorf("send the joiner its request: %w", err)
+	}
+	var r joinReply
+	if err := repR.SetReadDeadline(req.Deadline); err != nil {
+		return fmt.Errorf("the joiner's reply: %w", err)
+	}
+	if err := json.NewDecoder(repR).Decode(&r); err != nil {
+		if errors.Is(err, os.ErrDeadlineExceeded) {
+			return fmt.Errorf("%w: the joiner did not answer in time", ErrBudget)
+		}
+		return errors.Join(fmt.Errorf("the joiner ended without a reply: %w", err), cmd.Wait())
+	}
+	// It exits right after its reply: reaped here, not left to the runtime.
+	_ = cmd.Wait()
+	if r.Err != "" {
+		return errors.New(r.Err)
+	}
+	return nil
+}

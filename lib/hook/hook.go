@@ -37,11 +37,6 @@ const markLateWait = 500 * time.Millisecond
 // it, and the pod's lock it may hold, forever.
 const workerSendTimeout = time.Second
 
-// tailOf is the end of the budget kept for what follows the wait: marking the pod late
-// (half of it) and two log lines (a quarter each). The hook then ends inside its budget
-// however slow resctrl or syslog are.
-func tailOf(budget time.Duration) time.Duration { return min(budget/4, time.Second) }
-
 // ErrBudget: the hook's time budget (config key hookBudget) ran out.
 var ErrBudget = errors.New("time budget exhausted")
 
@@ -65,7 +60,7 @@ func Run(start time.Time, w *Worker, stage string, stdin io.Reader, stderr io.Wr
 	if budget <= 0 {
 		budget = time.Duration(config.Default().HookBudget)
 	}
-	deadline, tail := start.Add(budget), tailOf(budget)
+	deadline, tail := start.Add(budget), config.BudgetTail(budget) // marking the pod late (half of it), two log lines (a quarter each)
 	log, closer, err := logging.Open(cfg.Log, "resctrl-mon-hook", filepath.Join(cfg.StateDir, "hook.log"),
 		append([]logging.Option{logging.WithSendTimeout(tail / 4)}, logOpts...)...)
 	if err != nil {

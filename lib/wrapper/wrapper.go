@@ -71,7 +71,7 @@ func Prepare(args, environ []string, tid int, stderr io.Writer) (Exec, error) {
 	if !acting[cmd.Name] || cmd.Help {
 		return x, nil // every other command: straight to the runtime, nothing read or logged
 	}
-	res, err := work(cmd, cfg, cfgErr, hooksFor(cfg, cfgPath, environ), tid)
+	res, err := work(cmd, cfg, cfgErr, hooksFor(cfg, cfgPath, environ), tid, start)
 	// An exec that went well is not logged: exec probes run every few seconds in every pod
 	// that has one, and a line (and a syslog connection) each would be noise and cost.
 	if err != nil || cmd.Name != "exec" {
@@ -107,8 +107,9 @@ type result struct {
 	detail string // the stages added, the group joined, the spec's path
 }
 
-// work does the command's part inside the time budget.
-func work(cmd Command, cfg config.Config, cfgErr error, hooks map[string]specs.Hook, tid int) (result, error) {
+// work does the command's part inside the time budget counted from start, less its tail,
+// kept for the log line.
+func work(cmd Command, cfg config.Config, cfgErr error, hooks map[string]specs.Hook, tid int, start time.Time) (result, error) {
 	if cfgErr != nil {
 		return result{action: "skipped"}, fmt.Errorf("config: %w", cfgErr)
 	}
@@ -120,7 +121,7 @@ func work(cmd Command, cfg config.Config, cfgErr error, hooks map[string]specs.H
 		err error
 	}
 	budget := time.Duration(cfg.HookBudget)
-	deadline := time.Now().Add(budget)
+	deadline := start.Add(budget - config.BudgetTail(budget))
 	ch := make(chan done, 1)
 	go func() {
 		r, err := guarded(func() (result, error) {
@@ -145,7 +146,8 @@ func work(cmd Command, cfg config.Config, cfgErr error, hooks map[string]specs.H
 		}
 		return d.r, d.err
 	case <-timer.C:
-		return result{action: "failed"}, fmt.Errorf("%w: %s passed", ErrBudget, budget)
+		return result{action: "failed"}, fmt.Errorf("%w: %s of the %s budget passed (the rest is kept to report)",
+			ErrBudget, budget-config.BudgetTail(budget), budget)
 	}
 }
 
@@ -205,7 +207,10 @@ func hooksFor(cfg config.Config, cfgPath string, environ []string) map[string]sp
 
 // logCall writes one line about a create, a run or a failed exec.
 func logCall(cfg config.Config, stderr io.Writer, cmd Command, r result, err error, start time.Time) {
-	log, closer, lerr := logging.Open(cfg.Log, Prog, filepath.Join(cfg.StateDir, "hook.log"))
+	// A line syslog does not take within a quarter of the budget's tail is dropped: a
+	// stalled journal must not hold the runtime's command past the budget either.
+	tail := config.BudgetTail(time.Duration(cfg.HookBudget))
+	log, closer, lerr := logging.Open(cfg.Log, Prog, filepath.Join(cfg.StateDir, "hook.log"), logging.WithSendTimeout(tail/4))
 	if lerr != nil {
 		fmt.Fprintf(stderr, "%s: %v\n", Prog, lerr)
 		log, closer = slog.New(slog.NewTextHandler(stderr, nil)), io.NopCloser(nil)

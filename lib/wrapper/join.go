@@ -78,7 +78,10 @@ func joinMain(in io.Reader, out io.Writer) int {
 		return 2
 	}
 	// Right before each write: the wrapper (or the runtime it became) is still this
-	// process's parent, so its pid is not free to be reused.
+	// process's parent, so its pid is not free to be reused. A write already waiting in the
+	// kernel is past this check (the kernel finds the pid once it has its mutex): a runtime
+	// that ended meanwhile leaves it ESRCH, unless the pid space wrapped around within that
+	// wait (pid_max is 4194304 on systemd hosts) and gave the pid to another process.
 	still := func() bool { return os.Getppid() == req.Parent }
 	err := req.Group.join(req.Root, req.Tid, still)
 	if time.Now().After(req.Deadline) {

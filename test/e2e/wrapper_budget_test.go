@@ -84,8 +84,14 @@ func TestWrapperExecBudgetSweep(t *testing.T) {
 	waitNoProcess(t, binaries.wrapper, mark)
 	for _, e := range envs {
 		for _, p := range e.points {
-			if p.late && p.policy == "open" && e.logLines("prog=resctrl-mon-runtime", "command=exec", "container="+p.id+" ", "time budget exhausted") != 1 {
+			if !p.late {
+				continue
+			}
+			if p.policy == "open" && e.logLines("prog=resctrl-mon-runtime", "command=exec", "container="+p.id+" ", "time budget exhausted") != 1 {
 				t.Errorf("%s: the log does not say the exec ran unplaced because the budget ran out:\n%s", p.name, e.log())
+			}
+			if e.logLines("prog=resctrl-mon-runtime", "join ended after its budget", "container="+p.id+" ") != 1 {
+				t.Errorf("%s: the log does not say how the write left behind ended:\n%s", p.name, e.log())
 			}
 		}
 	}

@@ -6,6 +6,7 @@ import (
 	"flag"
 	"io"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strings"
 	"testing"
@@ -126,5 +127,21 @@ func TestHelp(t *testing.T) {
 		if !strings.Contains(b.String(), want) {
 			t.Errorf("--help lacks %q:\n%s", want, b.String())
 		}
+	}
+}
+
+// The adapter runs on one P unless GOMAXPROCS is in its environment, which then decides
+// (the Go runtime read it at start). Not parallel: it sets the process's GOMAXPROCS.
+func TestOneProc(t *testing.T) {
+	before := runtime.GOMAXPROCS(0)
+	t.Cleanup(func() { runtime.GOMAXPROCS(before) })
+	runtime.GOMAXPROCS(2)
+	oneProc(func(string) string { return "2" })
+	if n := runtime.GOMAXPROCS(0); n != 2 {
+		t.Errorf("with GOMAXPROCS set: %d Ps, want the 2 it says", n)
+	}
+	oneProc(func(string) string { return "" })
+	if n := runtime.GOMAXPROCS(0); n != 1 {
+		t.Errorf("with no GOMAXPROCS: %d Ps, want 1", n)
 	}
 }

@@ -28,7 +28,8 @@ import (
 // /proc/<pid>/stat over all its pods, background work included, divided by the pods) and
 // their ratio ours/peer, and each configuration's pod start median and p90 with its ratio
 // over no plugin. The peer has a simulator mount of its own: it removes any UUID-named group
-// it does not track, which would be ours.
+// it does not track, which would be ours. RESCTRLMON_BENCH_NRI_ARGS and RESCTRLMON_BENCH_NRI_ENV
+// add flags and environment variables to ours.
 func BenchmarkAdapterVsPeer(b *testing.B) {
 	peerBin := filepath.Join(e2e.RuntimeBins(b, "nri-resctrl-mon"), "nri-resctrl-mon")
 	simOpts := resctrlsim.Options{NumRMIDs: 256, SettleInterval: -1}
@@ -43,6 +44,10 @@ func BenchmarkAdapterVsPeer(b *testing.B) {
 	ours := e2e.StartContainerd(b, e2e.ContainerdOptions{Rootfs: e.rootfs})
 	peerPid := startPeer(b, peerBin, peerSim.Dir, peer.NRISocket)
 	oursCmd := exec.Command(binaries.nri, "--config", e.cfgPath, "--nri-socket", ours.NRISocket)
+	// Variants of ours for a comparison in one run (docs/benchmarks.md): more flags, such as
+	// --snapshotDir= (no snapshots), and environment, such as GOMAXPROCS=2.
+	oursCmd.Args = append(oursCmd.Args, strings.Fields(os.Getenv("RESCTRLMON_BENCH_NRI_ARGS"))...)
+	oursCmd.Env = append(os.Environ(), strings.Fields(os.Getenv("RESCTRLMON_BENCH_NRI_ENV"))...)
 	startAdapterCmd(b, e, oursCmd)
 	oursPid := oursCmd.Process.Pid
 

@@ -124,7 +124,7 @@ func (p *execPoint) run(t *testing.T, e *hookEnv) {
 		err := e2e.Poll(5*time.Second, func() error {
 			tids, err := e.sim.Tasks(p.group)
 			if err != nil || !slices.Contains(tids, pid) {
-				return fmt.Errorf("exec'd pid %d not in %s (%v): %v", pid, p.group, tids, err)
+				return fmt.Errorf("exec'd pid %d not in %s (%v): %w", pid, p.group, tids, err)
 			}
 			return nil
 		})

@@ -43,8 +43,8 @@ func main() {
 // event at a time and spends it waiting on resctrl and the registry's files; with a P per
 // core the scheduler wakes a spinning thread at every goroutine handoff and its sysmon keeps
 // polling, which was a third of the adapter's CPU per pod: BenchmarkAdapterVsPeer measured
-// 1.51-1.57x the peer's CPU per pod with two Ps, 1.24-1.33x with one, and pod start went
-// from 1.05x to 1.00-1.02x of no plugin. A stuck resctrl write does not hold the one P: the
+// 1.49-1.57x the peer's CPU per pod with two Ps, 1.22-1.33x with one, pod start unchanged
+// within its noise. A stuck resctrl write does not hold the one P: the
 // scheduler hands it to another thread once the write blocks.
 func oneProc(getenv func(string) string) {
 	if getenv("GOMAXPROCS") == "" {

@@ -61,7 +61,7 @@ func TestMetaMatchesGoresctrl(t *testing.T) {
 	if err != nil || len(theirs) == 0 {
 		t.Fatalf("goresctrl read %v, %v", theirs, err)
 	}
-	ours, missing, err := resctrlfs.ReadMonData(filepath.Join(sim.Dir, "mon_groups", uid))
+	ours, missing, err := new(resctrlfs.MonReader).Read(filepath.Join(sim.Dir, "mon_groups", uid))
 	if err != nil || len(ours) != len(theirs) || len(missing) != 0 {
 		t.Fatalf("read %d counters (%v missing, %v), goresctrl %d", len(ours), missing, err, len(theirs))
 	}
@@ -72,14 +72,14 @@ func TestMetaMatchesGoresctrl(t *testing.T) {
 		}
 	}
 	sim.SetCounterState("mbm_total_bytes", "Unavailable", "*")
-	_, missing, _ = resctrlfs.ReadMonData(filepath.Join(sim.Dir, "mon_groups", uid))
+	_, missing, _ = new(resctrlfs.MonReader).Read(filepath.Join(sim.Dir, "mon_groups", uid))
 	if len(missing) != 2 || missing[0].Reason != "Unavailable" {
 		t.Errorf("an Unavailable counter on two domains: %+v", missing)
 	}
 }
 
-// MonReader, which lists mon_data once for all groups, reads what ReadMonData reads in
-// every group of the simulator (two L3 domains and an AET one, at the root and in a class),
+// MonReader, which lists mon_data once for all groups, reads what a fresh one (which lists
+// it) reads in every group of the simulator (two L3 domains and an AET one, at the root and in a class),
 // a counter's Unavailable included, and a group gone is os.ErrNotExist.
 func TestMonReaderMatchesListing(t *testing.T) {
 	sim := resctrlsim.MountT(t, resctrlsim.Options{L3Domains: 2, PerfPkgDomains: 1})
@@ -94,13 +94,13 @@ func TestMonReaderMatchesListing(t *testing.T) {
 	for range 2 {
 		for _, g := range groups {
 			dir := filepath.Join(sim.Dir, g)
-			wantR, wantM, err := resctrlfs.ReadMonData(dir)
+			wantR, wantM, err := new(resctrlfs.MonReader).Read(dir)
 			if err != nil || len(wantR) == 0 || len(wantM) == 0 {
-				t.Fatalf("%s: ReadMonData %v, %v missing, %v", g, wantR, wantM, err)
+				t.Fatalf("%s: listed %v, %v missing, %v", g, wantR, wantM, err)
 			}
 			gotR, gotM, err := r.Read(dir)
 			if err != nil || !reflect.DeepEqual(gotR, wantR) || !reflect.DeepEqual(gotM, wantM) {
-				t.Errorf("%s: MonReader read %+v, %+v missing, %v; ReadMonData %+v, %+v", g, gotR, gotM, err, wantR, wantM)
+				t.Errorf("%s: MonReader read %+v, %+v missing, %v; listed %+v, %+v", g, gotR, gotM, err, wantR, wantM)
 			}
 		}
 	}

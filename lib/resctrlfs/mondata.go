@@ -73,19 +73,13 @@ func CounterMeta(name string) (cumulative bool, unit string) {
 	return m.cumulative, m.unit
 }
 
-// ReadMonData reads every counter of the group at dir (an absolute group directory):
-// readings, and the counters with no sample and why. It only reads, so it is safe for
-// status and the exporter while hooks change groups; a group that vanished meanwhile is
-// an error wrapping os.ErrNotExist. MonReader does the same with the listing cached.
-func ReadMonData(dir string) ([]Reading, []Missing, error) {
-	readings, missing, _, err := listMonData(dir)
-	return readings, missing, err
-}
-
 // monFile is one counter file of a mon_data layout.
 type monFile struct{ domain, name string }
 
-// listMonData is ReadMonData, also returning the layout it listed.
+// listMonData reads every counter of the group at dir (an absolute group directory), listing
+// its mon_data: readings, the counters with no sample and why, and the layout it listed. It
+// only reads, so it is safe for status and the exporter while hooks change groups; a group
+// that vanished meanwhile is an error wrapping os.ErrNotExist.
 func listMonData(dir string) ([]Reading, []Missing, []monFile, error) {
 	monData := filepath.Join(dir, "mon_data")
 	domains, err := os.ReadDir(monData)

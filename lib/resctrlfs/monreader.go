@@ -9,7 +9,7 @@ import (
 // comes online (a CPU package brought up) shows within it.
 const LayoutTTL = 30 * time.Second
 
-// MonReader reads groups' counters as ReadMonData does, with the listing of mon_data done
+// MonReader reads groups' counters (see listMonData), with the listing of mon_data done
 // once per mount instead of once per group and read. Every group of a mount has the same
 // mon_data layout (the kernel makes each group's from the mount's monitoring domains, and
 // adds or removes a domain's directory in every group at once), and listing it was two
@@ -24,7 +24,9 @@ type MonReader struct {
 	now    func() time.Time // time.Now; a test's clock
 }
 
-// Read is ReadMonData(dir), through the cached layout.
+// Read reads every counter of the group at dir (an absolute group directory): readings,
+// and the counters with no sample and why; a group that vanished is an error wrapping
+// os.ErrNotExist. A fresh MonReader lists mon_data on its first read.
 func (r *MonReader) Read(dir string) ([]Reading, []Missing, error) {
 	if layout := r.cached(); layout != nil {
 		if readings, missing, complete := readLayout(dir, layout); complete {

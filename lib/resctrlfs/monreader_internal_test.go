@@ -12,7 +12,7 @@ import (
 // MonReader lists mon_data once and reads the files of that layout in every group until
 // LayoutTTL: a domain added meanwhile shows only after it (which proves the listing was not
 // done again), a domain gone shows at once, and a group gone is os.ErrNotExist, as from
-// ReadMonData. The groups are plain directories: what is tested is the cache, not resctrl
+// a fresh listing. The groups are plain directories: what is tested is the cache, not resctrl
 // (TestMonReaderMatchesListing reads the simulator).
 func TestMonReaderLayout(t *testing.T) {
 	t.Parallel()

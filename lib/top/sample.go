@@ -60,7 +60,7 @@ type PodSample struct {
 }
 
 // Sample reads every group's counters (inventory.Pods with Counters, which reads mon_data
-// through resctrlfs.ReadMonData, as the exporter does) and its pod's pressure totals.
+// through resctrlfs.MonReader, as the exporter does) and its pod's pressure totals.
 func (s *Sampler) Sample() Sample {
 	start := s.now()
 	pods, err := s.src.Pods(inventory.Options{Counters: true})

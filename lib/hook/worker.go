@@ -10,27 +10,22 @@ import (
 	"os/exec"
 	"path/filepath"
 	"sync"
-	"syscall"
 	"time"
 
 	specs "github.com/opencontainers/runtime-spec/specs-go"
 
+	"github.com/resctrl-mon/resctrl-mon/lib/aside"
 	"github.com/resctrl-mon/resctrl-mon/lib/config"
 	"github.com/resctrl-mon/resctrl-mon/lib/lifecycle"
 	"github.com/resctrl-mon/resctrl-mon/lib/logging"
 )
 
 // WorkerArg is the only argument of the hook's worker: the hook's own binary, started by the
-// hook to do whatever touches resctrl.
-//
-// Why a process and not a goroutine: a resctrl write or mkdir the kernel has begun is not
-// abandoned (the kernel's rdtgroup mutex is taken uninterruptibly; FUSE, the simulator,
-// waits for its answer even for a killed caller), and a process does not end while one of
-// its threads is still inside such a call. The runtime waits for the hook's process to end,
-// so a goroutine given up at the budget still held the hook, and the container, until its
-// write returned: past the runtime's timeout, which then failed the container whatever the
-// policy. The worker is not the runtime's child and holds none of its pipes, so the hook can
-// end at its budget and leave the worker to finish (or to hang) on its own.
+// hook to do whatever touches resctrl (see lib/aside for why a process). The runtime waits
+// for the hook's process to end, so a goroutine given up at the budget still held the hook,
+// and the container, until its write returned: past the runtime's timeout, which then failed
+// the container whatever the policy. The worker is not the runtime's child and holds none of
+// its pipes, so the hook can end at its budget and leave the worker to finish on its own.
 const WorkerArg = "resctrl-mon-hook-worker"
 
 // request is what the hook sends its worker on fd 3.
@@ -60,11 +55,7 @@ type reply struct {
 // WorkIfAsked runs the worker and exits when the process was started as one (its only
 // argument WorkerArg). The hook's main calls it first, and so does TestMain in every test
 // binary that runs the hook, since there the worker is the test binary itself.
-func WorkIfAsked() {
-	if len(os.Args) == 2 && os.Args[1] == WorkerArg {
-		os.Exit(Work(os.NewFile(3, "request"), os.NewFile(4, "reply")))
-	}
-}
+func WorkIfAsked() { aside.IfAsked(WorkerArg, Work) }
 
 // Work is the worker: it reads one request, handles it as the hook would, and sends back
 // what it did. If it ends after the hook's deadline, the hook has told the runtime already;
@@ -122,34 +113,18 @@ type Worker struct {
 	cmd   *exec.Cmd
 	reply *os.File
 
-	mu      sync.Mutex
-	request *os.File // write end; closed once the request is sent, or to end the worker
+	mu    sync.Mutex
+	child *aside.Child // until the request is sent, or the worker ended
 }
 
-// StartWorker starts the hook's binary as its worker. The worker gets /dev/null for stdio:
-// a runtime waits until every copy of its pipes to the hook is closed. It runs in a session
-// of its own, so nothing aimed at the hook's process group reaches it.
+// StartWorker starts the hook's binary as its worker (aside.Start: /dev/null for stdio, a
+// session of its own).
 func StartWorker() (*Worker, error) {
-	reqR, reqW, err := os.Pipe()
+	c, err := aside.Start("resctrl-mon-hook", WorkerArg)
 	if err != nil {
 		return nil, fmt.Errorf("start the hook's worker: %w", err)
 	}
-	defer reqR.Close()
-	repR, repW, err := os.Pipe()
-	if err != nil {
-		reqW.Close()
-		return nil, fmt.Errorf("start the hook's worker: %w", err)
-	}
-	defer repW.Close()
-	// /proc/self/exe: the binary this process runs, even if an upgrade replaced its path.
-	cmd := &exec.Cmd{Path: "/proc/self/exe", Args: []string{"resctrl-mon-hook", WorkerArg}, ExtraFiles: []*os.File{reqR, repW},
-		SysProcAttr: &syscall.SysProcAttr{Setsid: true}}
-	if err := cmd.Start(); err != nil {
-		reqW.Close()
-		repR.Close()
-		return nil, fmt.Errorf("start the hook's worker: %w", err)
-	}
-	return &Worker{cmd: cmd, request: reqW, reply: repR}, nil
+	return &Worker{cmd: c.Cmd, reply: c.Reply, child: c}, nil
 }
 
 // Close ends a worker that was given no request (it reads EOF and exits), and reaps it.
@@ -159,28 +134,24 @@ func (w *Worker) Close() {
 	}
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	if w.request == nil {
+	if w.child == nil {
 		return
 	}
-	_ = w.request.Close()
+	_ = w.child.Request.Close()
 	_ = w.reply.Close()
+	w.child = nil
 	go func() { _ = w.cmd.Wait() }()
 }
 
-// send gives the worker its request. The request is far smaller than a pipe's buffer: the
-// write does not wait for the worker.
+// send gives the worker its request.
 func (w *Worker) send(req request) error {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	if w.request == nil {
+	if w.child == nil {
 		return errors.New("the hook's worker was ended before its request")
 	}
-	b, err := json.Marshal(req)
-	if err == nil {
-		_, err = w.request.Write(b)
-	}
-	err = errors.Join(err, w.request.Close())
-	w.request = nil
+	err := w.child.Send(req)
+	w.child = nil
 	if err != nil {
 		return fmt.Errorf("send the hook's worker its request: %w", err)
 	}

@@ -6,27 +6,24 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
 	"syscall"
 	"time"
 
+	"github.com/resctrl-mon/resctrl-mon/lib/aside"
 	"github.com/resctrl-mon/resctrl-mon/lib/logging"
 )
 
 // JoinArg is the only argument of the wrapper's joiner: the wrapper's own binary, started by
-// an exec to write the wrapper's thread into the pod's group.
-//
-// Why a process and not a goroutine: a resctrl tasks write the kernel has begun is not
-// abandoned (the kernel's rdtgroup mutex is taken uninterruptibly; FUSE, the simulator, waits
-// for its answer even for a killed caller), and execve of a multi-threaded process first
-// ends its other threads, waiting for each to leave the kernel. A write given up at the
-// budget on one of the wrapper's threads held the exec of the runtime, and `runc exec`
-// (kubelet's exec probes, with their own timeouts), for the write's whole latency. In a
-// process of its own the write holds nothing of the wrapper's: the wrapper stops waiting at
-// its budget and execs the runtime, or refuses under failurePolicy closed.
+// an exec to write the wrapper's thread into the pod's group (see lib/aside for why a
+// process). execve of a multi-threaded process first ends its other threads, waiting for
+// each to leave the kernel: a write given up at the budget on one of the wrapper's threads
+// held the exec of the runtime, and `runc exec` (kubelet's exec probes, with their own
+// timeouts), for the write's whole latency. In a process of its own the write holds nothing
+// of the wrapper's: the wrapper stops waiting at its budget and execs the runtime, or
+// refuses under failurePolicy closed.
 //
 // A write that lands late still places something: a task written into a group keeps it
 // across execve, so the runtime that the wrapper became (its main thread, and what that
@@ -63,10 +60,10 @@ type joinReply struct {
 // argument JoinArg). The wrapper's main calls it first, and so does TestMain in every test
 // binary that runs an exec, since there the joiner is the test binary itself.
 func JoinIfAsked() {
-	if len(os.Args) == 2 && os.Args[1] == JoinArg {
+	aside.IfAsked(JoinArg, func(in io.Reader, out io.Writer) int {
 		closeInherited()
-		os.Exit(joinMain(os.NewFile(3, "request"), os.NewFile(4, "reply")))
-	}
+		return joinMain(in, out)
+	})
 }
 
 // joinMain is the joiner: it reads one request, writes the task, and replies. If it ends
@@ -133,55 +130,33 @@ func closeInherited() {
 	}
 }
 
-// joinAside writes tid into g from a joiner process and waits for its answer until
-// deadline; past it, it returns ErrBudget and leaves the joiner to finish on its own.
-//
-// The joiner gets /dev/null for stdio (a caller of the runtime may wait until every copy of
-// its pipes is closed) and a session of its own (a signal aimed at the runtime's process
-// group does not interrupt its write half done). Left behind, it is the runtime's child,
-// reaped by it or by whoever adopts it when the runtime ends.
+// joinAside writes tid into g from a joiner process (aside.Start: /dev/null for stdio, a
+// session of its own) and waits for its answer until deadline; past it, it returns
+// ErrBudget and leaves the joiner to finish on its own. Left behind, it is the runtime's
+// child, reaped by it or by whoever adopts it when the runtime ends.
 func joinAside(req joinRequest) error {
-	reqR, reqW, err := os.Pipe()
+	c, err := aside.Start(Prog, JoinArg)
 	if err != nil {
 		return fmt.Errorf("start the joiner: %w", err)
 	}
-	defer reqR.Close()
-	defer reqW.Close()
-	repR, repW, err := os.Pipe()
-	if err != nil {
-		return fmt.Errorf("start the joiner: %w", err)
-	}
-	defer repR.Close()
-	// /proc/self/exe: the binary this process runs, even if an upgrade replaced its path.
-	cmd := &exec.Cmd{Path: "/proc/self/exe", Args: []string{Prog, JoinArg}, ExtraFiles: []*os.File{reqR, repW},
-		SysProcAttr: &syscall.SysProcAttr{Setsid: true}}
-	err = cmd.Start()
-	repW.Close()
-	if err != nil {
-		return fmt.Errorf("start the joiner: %w", err)
-	}
-	// The request is far smaller than a pipe's buffer: the write does not wait for the joiner.
-	b, err := json.Marshal(req)
-	if err == nil {
-		_, err = reqW.Write(b)
-	}
-	if err = errors.Join(err, reqW.Close()); err != nil {
-		_ = cmd.Process.Kill()
-		_ = cmd.Wait()
+	defer c.Reply.Close()
+	if err := c.Send(req); err != nil {
+		_ = c.Cmd.Process.Kill()
+		_ = c.Cmd.Wait()
 		return fmt.Errorf("send the joiner its request: %w", err)
 	}
 	var r joinReply
-	if err := repR.SetReadDeadline(req.Deadline); err != nil {
+	if err := c.Reply.SetReadDeadline(req.Deadline); err != nil {
 		return fmt.Errorf("the joiner's reply: %w", err)
 	}
-	if err := json.NewDecoder(repR).Decode(&r); err != nil {
+	if err := json.NewDecoder(c.Reply).Decode(&r); err != nil {
 		if errors.Is(err, os.ErrDeadlineExceeded) {
 			return fmt.Errorf("%w: the joiner did not answer in time", ErrBudget)
 		}
-		return errors.Join(fmt.Errorf("the joiner ended without a reply: %w", err), cmd.Wait())
+		return errors.Join(fmt.Errorf("the joiner ended without a reply: %w", err), c.Cmd.Wait())
 	}
 	// It exits right after its reply: reaped here, not left to the runtime.
-	_ = cmd.Wait()
+	_ = c.Cmd.Wait()
 	if r.Err != "" {
 		return errors.New(r.Err)
 	}

@@ -26,6 +26,9 @@ declare -A pkgs=(
 	[prometheus]="command -v prometheus"    # the exporter's end-to-end test scrapes serve with a real Prometheus
 	[openssl]="command -v openssl"          # test/k8s/cluster.sh makes the one-node cluster's PKI
 	[curl]="command -v curl"                # test/k8s/cluster.sh waits on the daemons' health endpoints
+	[docker-registry]="test -x /usr/bin/docker-registry"  # the release tests push to a real registry on loopback
+	[skopeo]="command -v skopeo"            # make push copies the image archive into a registry
+	[apparmor]="command -v apparmor_parser" # the chart's AppArmor profile is compiled (not loaded) in a test
 )
 
 missing=()
@@ -45,6 +48,10 @@ if ((${#missing[@]})); then
 	# start their own on loopback ports, so the one this script brought is stopped again.
 	if [[ " ${missing[*]} " == *" prometheus "* ]] && command -v systemctl >/dev/null; then
 		systemctl disable --now prometheus.service >/dev/null 2>&1 || true
+	fi
+	# The same for the registry's service (:5000): the tests start their own on loopback.
+	if [[ " ${missing[*]} " == *" docker-registry "* ]] && command -v systemctl >/dev/null; then
+		systemctl disable --now docker-registry.service >/dev/null 2>&1 || true
 	fi
 fi
 

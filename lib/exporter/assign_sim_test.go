@@ -46,7 +46,7 @@ func TestCollectAssignmentOnSim(t *testing.T) {
 			t.Errorf("llc_occupancy of %s: %d series, want 1 (it needs no counter)", tc.uid, got)
 		}
 	}
-	if got := sum(find(fams["resctrl_mon_counter_read_errors_total"], "reason=Unassigned")); got != 0 {
+	if got := sum(find(fams["resctrl_mon_mon_data_read_errors_total"], "reason=Unassigned")); got != 0 {
 		t.Errorf("Unassigned counted as %v read errors", got)
 	}
 	if n, a := one(t, fams, "resctrl_mon_mbm_counters", "resource=L3", "domain=0"), one(t, fams, "resctrl_mon_mbm_counters_available", "resource=L3", "domain=0"); n != 6 || a != 0 {
@@ -72,10 +72,10 @@ func TestCollectAssignmentOnSim(t *testing.T) {
 	if got := one(t, fams, "resctrl_mon_mbm_assigned", group(uidBusy), "counter=mbm_total_bytes"); got != 0 {
 		t.Errorf("the pod that gave its counter up: mbm_assigned %v", got)
 	}
-	if got := one(t, fams, "resctrl_mon_counter_resets_total", "cause=assignment"); got < 2 {
+	if got := one(t, fams, "resctrl_mon_mon_data_resets_total", "cause=assignment"); got < 2 {
 		t.Errorf("assignment resets %v, want one per counter the late pod got (2)", got)
 	}
-	if got := one(t, fams, "resctrl_mon_counter_resets_total", "cause=decrease"); got != 0 {
+	if got := one(t, fams, "resctrl_mon_mon_data_resets_total", "cause=decrease"); got != 0 {
 		t.Errorf("decrease resets %v: an assignment taken for a step back", got)
 	}
 	problems, err := testutil.GatherAndLint(e.reg, "resctrl_mon_mbm_assigned", "resctrl_mon_mbm_counters", "resctrl_mon_mbm_counters_available")

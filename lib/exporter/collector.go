@@ -96,9 +96,9 @@ func New(src Source, o Options) (*Collector, error) {
 		append(slices.Clone(counterLabels), "counter"), nil)
 	c.mbmCounters = prometheus.NewDesc(Prefix+"mbm_counters", "In mbm_event counter assignment mode: num_mbm_cntrs, the assignable bandwidth counters of each domain (two per group counted).", []string{"resource", "domain"}, nil)
 	c.mbmAvailable = prometheus.NewDesc(Prefix+"mbm_counters_available", "In mbm_event counter assignment mode: available_mbm_cntrs, the bandwidth counters of each domain no group holds.", []string{"resource", "domain"}, nil)
-	c.resets = prometheus.NewCounterVec(prometheus.CounterOpts{Name: Prefix + "counter_resets_total",
+	c.resets = prometheus.NewCounterVec(prometheus.CounterOpts{Name: Prefix + "mon_data_resets_total",
 		Help: "Counter readings lower than the last one (decrease), a group's new life (new_life), or a bandwidth counter newly assigned by the kernel, which counts from zero (assignment): absorbed, never exported as a reset."}, []string{"cause"})
-	c.readErrors = prometheus.NewCounterVec(prometheus.CounterOpts{Name: Prefix + "counter_read_errors_total",
+	c.readErrors = prometheus.NewCounterVec(prometheus.CounterOpts{Name: Prefix + "mon_data_read_errors_total",
 		Help: "Counter files that gave no number, by reason; their series were left out of that scrape."}, []string{"reason"})
 	c.failures = prometheus.NewDesc(Prefix+"failures_total",
 		"Failures recorded in the state dir by the hooks, reconcile and the NRI adapter, by reason (identity is a refusal), since the state dir was made (boot, on tmpfs).",

@@ -9,7 +9,7 @@ import (
 	"github.com/resctrl-mon/resctrl-mon/lib/resctrlfs"
 )
 
-// Causes of an absorbed counter reading, the label of resctrl_mon_counter_resets_total.
+// Causes of an absorbed counter reading, the label of resctrl_mon_mon_data_resets_total.
 const (
 	// CauseDecrease: a reading lower than the last one in the same life of the group.
 	CauseDecrease = "decrease"
@@ -21,14 +21,14 @@ const (
 	CauseAssignment = "assignment"
 )
 
-// ResetCauses are every cause of resctrl_mon_counter_resets_total, each exported from the
+// ResetCauses are every cause of resctrl_mon_mon_data_resets_total, each exported from the
 // first scrape.
 var ResetCauses = []string{CauseDecrease, CauseNewLife, CauseAssignment}
 
 // ReasonDomain: a mon_data directory whose name is not mon_<resource>_<id>.
 const ReasonDomain = "domain"
 
-// ReadErrorReasons label resctrl_mon_counter_read_errors_total: the kernel's words for "no
+// ReadErrorReasons label resctrl_mon_mon_data_read_errors_total: the kernel's words for "no
 // sample", and resctrlfs's for a file that could not be read or parsed. "Unassigned" is not
 // one: it is the state of a counter in mbm_event mode (resctrl_mon_mbm_assigned), not a
 // failed read.

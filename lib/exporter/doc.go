@@ -28,7 +28,7 @@
 // first reads the series, then the sum of every increase between two readings. A reading
 // lower than the one before (a group re-made behind resctrl-mon's back, a hardware wrap, a
 // glitch of the kernel's cross-CPU sum) is absorbed: it becomes the new baseline, the
-// exported value stays where it was, and resctrl_mon_counter_resets_total{cause="decrease"}
+// exported value stays where it was, and resctrl_mon_mon_data_resets_total{cause="decrease"}
 // counts it. A new life of the group (re-made on a new RMID by reconcile or a hook; the
 // inventory's Created changes) rebases every series of the group the same way, whatever
 // the new reading (a reused RMID can carry another workload's residual counts), counted
@@ -46,10 +46,10 @@
 //
 // A counter file that reads Unavailable, Error or Unassigned, or cannot be read or parsed,
 // leaves its series out of that scrape and, but for Unassigned, counts
-// resctrl_mon_counter_read_errors_total{reason}; the scrape itself never fails. Unassigned
+// resctrl_mon_mon_data_read_errors_total{reason}; the scrape itself never fails. Unassigned
 // (Linux ≥ 6.18 mbm_event mode: no hardware counter) is a state: resctrl_mon_mbm_assigned
 // says it, and the counter's next number, from a counter that starts at zero, is added whole
-// (resctrl_mon_counter_resets_total{cause="assignment"}). A pressure
+// (resctrl_mon_mon_data_resets_total{cause="assignment"}). A pressure
 // file likewise (resctrl_mon_pressure_read_errors_total{resource,reason}). A host without
 // PSI is logged once, resctrl_mon_pressure_available is 0, and the rest is exported.
 //

@@ -248,7 +248,7 @@ func TestExporterPrometheus(t *testing.T) {
 	}
 
 	// An Unavailable counter: its series go, the error counter rises, the rest stays.
-	const errs = `resctrl_mon_counter_read_errors_total{reason="Unavailable"}`
+	const errs = `resctrl_mon_mon_data_read_errors_total{reason="Unavailable"}`
 	e.sim.SetCounterState("mbm_total_bytes", "Unavailable", "mon_groups/"+uidA)
 	waitQuery(t, p, errs+" > 0", 20*time.Second, count(1))
 	waitQuery(t, p, `resctrl_mon_mbm_total_bytes_total{pod_uid="`+uidA+`"}`, 20*time.Second, count(0))
@@ -265,7 +265,7 @@ func TestExporterPrometheus(t *testing.T) {
 	if acts := e.reconcile(); !hasAction(acts, "recreated", "mon_groups/"+uidA) {
 		t.Fatalf("reconcile did not re-make the group: %+v", acts)
 	}
-	waitQuery(t, p, `resctrl_mon_counter_resets_total{cause="new_life"} > 0`, 20*time.Second, count(1))
+	waitQuery(t, p, `resctrl_mon_mon_data_resets_total{cause="new_life"} > 0`, 20*time.Second, count(1))
 	waitQuery(t, p, `resctrl_mon_pod_info{pod_uid="`+uidA+`",state="late-assigned"}`, 20*time.Second, count(1))
 	before := waitQuery(t, p, `sum(resctrl_mon_mbm_total_bytes_total{pod_uid="`+uidA+`"})`, 5*time.Second, count(1))[0].Value
 	waitQuery(t, p, fmt.Sprintf(`sum(resctrl_mon_mbm_total_bytes_total{pod_uid="%s"}) > %g`, uidA, before), 20*time.Second, count(1))
@@ -365,8 +365,8 @@ func checkFamilies(t *testing.T, p *e2e.Prometheus) {
 		{"resctrl_mon_failures_total", "counter", 0, []string{"reason"}, nil},
 		{"resctrl_mon_outcomes_total", "counter", len(lifecycle.Sources) * len(lifecycle.Actions), []string{"source", "action"}, nil},
 		{"resctrl_mon_snapshots_written_total", "counter", 2, []string{"kind"}, nil},
-		{"resctrl_mon_counter_resets_total", "counter", len(exporter.ResetCauses), []string{"cause"}, nil},
-		{"resctrl_mon_counter_read_errors_total", "counter", 0, []string{"reason"}, nil},
+		{"resctrl_mon_mon_data_resets_total", "counter", len(exporter.ResetCauses), []string{"cause"}, nil},
+		{"resctrl_mon_mon_data_read_errors_total", "counter", 0, []string{"reason"}, nil},
 		{"resctrl_mon_source_errors_total", "counter", 0, []string{"source"}, nil},
 		{"resctrl_mon_scrape_duration_seconds", "gauge", 1, nil, nil},
 		{"resctrl_mon_pressure_available", "gauge", 1, nil, nil},

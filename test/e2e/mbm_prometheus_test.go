@@ -70,7 +70,7 @@ func TestCounterPolicyPrometheus(t *testing.T) {
 	endPod("p7")
 	waitQuery(t, p, series(0), 30*time.Second, count(1))
 	waitQuery(t, p, series(7), 30*time.Second, count(0))
-	waitQuery(t, p, `resctrl_mon_counter_resets_total{cause="assignment"} > 0`, 30*time.Second, count(1))
+	waitQuery(t, p, `resctrl_mon_mon_data_resets_total{cause="assignment"} > 0`, 30*time.Second, count(1))
 	// Let Prometheus take a few more scrapes of pod 0's new count, then look at every rate
 	// it computed over the whole run.
 	time.Sleep(4 * time.Second)

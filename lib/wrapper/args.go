@@ -3,6 +3,7 @@ package wrapper
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/resctrl-mon/resctrl-mon/lib/clip"
@@ -23,9 +24,14 @@ type Command struct {
 	ConfigFile string
 	// Help is set when the runtime was asked for help: it runs no container.
 	Help bool
+	// Unknown lists the flags neither runc nor crun has that the line was read past (a
+	// newer runtime's): they go to the runtime as given, and the wrapper's log names them.
+	Unknown []string
 	// Err says why a create, run or exec line could not be read for sure (a flag neither
-	// runc nor crun has, so whether it takes a value is unknown): the wrapper then does
-	// nothing of its own rather than act on the wrong bundle or container.
+	// runc nor crun has, read both ways, gives two different containers or bundles): the
+	// wrapper then does nothing of its own rather than act on the wrong bundle or container.
+	// The runtime runs it all the same, whatever the failure policy: a flag the wrapper does
+	// not know is no reason to refuse a command.
 	Err error
 }
 
@@ -70,39 +76,129 @@ var acting = set("create", "run", "exec")
 
 // ParseArgs reads a runtime command line (without argv[0]). It never fails: what it cannot
 // read is said in Err, and the caller passes the line on untouched either way.
+//
+// A flag neither runc nor crun has (a newer runtime's) is read both ways, as a boolean and
+// as taking the next argument: where every reading that makes sense (one command the
+// wrapper acts on, one valid container id) says the same container, bundle and config file,
+// that is the line, and the flag is named in Unknown; where the readings differ, Err says so.
+// Up to maxUnknown such flags are read this way.
 func ParseArgs(args []string) Command {
-	var c Command
-	i, err := scanGlobal(args, &c)
-	if err != nil || c.Name == "" {
-		c.Err = err
-		return c
+	first := parseWith(args, nil)
+	if !errors.Is(first.Err, errUnknown) {
+		return first.Command
+	}
+	var whole []Command // the readings with no error: each one the runtime might make of the line
+	maybeActing := false
+	readings := [][]bool{{false}, {true}}
+	for tried := 0; len(readings) > 0 && tried < 2<<maxUnknown; tried++ {
+		guesses := readings[0]
+		readings = readings[1:]
+		r := parseWith(args, guesses)
+		maybeActing = maybeActing || acting[r.Name]
+		switch {
+		case errors.Is(r.Err, errUnknown) && len(guesses) < maxUnknown:
+			readings = append(readings, append(slices.Clone(guesses), false), append(slices.Clone(guesses), true))
+		case r.Err == nil:
+			whole = append(whole, r.Command)
+		}
+	}
+	switch {
+	case len(whole) > 0 && sameReading(whole):
+		return whole[0]
+	case !maybeActing:
+		// No reading is a command the wrapper acts on: the runtime's business alone.
+		return Command{Name: first.Name}
+	case len(whole) == 0:
+		return Command{Name: first.Name, Err: fmt.Errorf("%w: %w", ErrUnreadable, first.Err)}
+	}
+	return Command{Name: first.Name, Err: fmt.Errorf("%w: %w; read as a boolean or as taking a value, it gives %s",
+		ErrUnreadable, first.Err, readingsOf(whole))}
+}
+
+// maxUnknown bounds the unknown flags read both ways (2^maxUnknown whole readings at most).
+const maxUnknown = 3
+
+// errUnknown: a flag the wrapper does not know, without its value attached.
+var errUnknown = errors.New("unknown flag")
+
+// sameReading says whether the readings agree on what the wrapper acts on.
+func sameReading(cs []Command) bool {
+	for _, c := range cs[1:] {
+		if c.Name != cs[0].Name || c.ContainerID != cs[0].ContainerID || c.Bundle != cs[0].Bundle || c.ConfigFile != cs[0].ConfigFile ||
+			c.Help != cs[0].Help {
+			return false
+		}
+	}
+	return true
+}
+
+func readingsOf(cs []Command) string {
+	var out []string
+	for _, c := range cs {
+		switch {
+		case c.Help:
+			out = append(out, fmt.Sprintf("%q --help", clip.String(c.Name)))
+		case acting[c.Name]:
+			out = append(out, fmt.Sprintf("%s %q (bundle %q)", c.Name, clip.String(c.ContainerID), clip.String(c.Bundle)))
+		default:
+			out = append(out, fmt.Sprintf("command %q", clip.String(c.Name)))
+		}
+	}
+	return strings.Join(out, " or ")
+}
+
+// parsed is one reading of a command line.
+type parsed struct {
+	Command
+	guesses []bool // what each unknown flag was taken for, in order: true takes the next argument
+	used    int
+}
+
+// unknown is called for a flag the set does not know (f as readFlag left it): with a guess
+// left, it returns it; without, errUnknown.
+func (p *parsed) unknown(tok string) (takesValue bool, err error) {
+	if p.used < len(p.guesses) {
+		p.used++
+		p.Unknown = append(p.Unknown, tok)
+		return p.guesses[p.used-1], nil
+	}
+	return false, fmt.Errorf("%w %q", errUnknown, tok)
+}
+
+// parseWith reads the line with guesses for its unknown flags (see parsed).
+func parseWith(args []string, guesses []bool) parsed {
+	p := parsed{guesses: guesses}
+	i, err := scanGlobal(args, &p)
+	if err != nil || p.Name == "" {
+		p.Err = err
+		return p
 	}
 	rest := args[i+1:]
-	switch c.Name {
+	switch p.Name {
 	case "create", "run":
-		c.Err = scanCreate(rest, &c)
+		p.Err = scanCreate(rest, &p)
 	case "exec":
-		c.Err = scanExec(rest, &c)
+		p.Err = scanExec(rest, &p)
 	}
-	if c.Err == nil && !c.Help && acting[c.Name] && !ocistate.ValidContainerID(c.ContainerID) {
-		c.Err = fmt.Errorf("%w: %s: container id %q is not a valid id", ErrUnreadable, c.Name, clip.String(c.ContainerID))
+	if p.Err == nil && !p.Help && acting[p.Name] && !ocistate.ValidContainerID(p.ContainerID) {
+		p.Err = fmt.Errorf("%w: %s: container id %q is not a valid id", ErrUnreadable, p.Name, clip.String(p.ContainerID))
 	}
-	return c
+	return p
 }
 
 // scanGlobal reads the global flags up to the command and returns the command's index.
-func scanGlobal(args []string, c *Command) (int, error) {
+func scanGlobal(args []string, p *parsed) (int, error) {
 	for i := 0; i < len(args); i++ {
 		tok := args[i]
 		if tok == "--" {
 			if i+1 < len(args) {
-				c.Name = args[i+1]
+				p.Name = args[i+1]
 				return i + 1, nil
 			}
 			return i, nil
 		}
 		if !isFlag(tok) {
-			c.Name = tok
+			p.Name = tok
 			return i, nil
 		}
 		f, err := readFlag(tok, globalFlags)
@@ -110,15 +206,18 @@ func scanGlobal(args []string, c *Command) (int, error) {
 			// An unknown flag that carries its value (--x=v) is skipped; one followed by an
 			// acting command is taken for a boolean.
 			if f.attached || (i+1 < len(args) && acting[args[i+1]]) {
+				p.Unknown = append(p.Unknown, tok)
 				continue
 			}
-			return i, fmt.Errorf("%w: global flag %q", ErrUnreadable, tok)
+			if f.needsNext, err = p.unknown(tok); err != nil {
+				return i, fmt.Errorf("global flag: %w", err)
+			}
 		}
 		if f.needsNext {
 			i++
 		}
 		if f.help {
-			c.Help = true
+			p.Help = true
 		}
 	}
 	return len(args), nil
@@ -126,7 +225,7 @@ func scanGlobal(args []string, c *Command) (int, error) {
 
 // scanCreate reads create's and run's flags, which crun (argp) accepts before and after the
 // container id alike.
-func scanCreate(args []string, c *Command) error {
+func scanCreate(args []string, p *parsed) error {
 	var ids []string
 	for i := 0; i < len(args); i++ {
 		tok := args[i]
@@ -140,63 +239,73 @@ func scanCreate(args []string, c *Command) error {
 		}
 		f, err := readFlag(tok, createFlags)
 		if err != nil && f.attached {
+			p.Unknown = append(p.Unknown, tok)
 			continue // --x=v: whatever it is, it carries its value
 		}
 		if err != nil {
-			return fmt.Errorf("%w: %s flag %q", ErrUnreadable, c.Name, tok)
+			if f.needsNext, err = p.unknown(tok); err != nil {
+				return fmt.Errorf("%s flag: %w", p.Name, err)
+			}
+			f.name = ""
 		}
 		if f.needsNext {
 			if i+1 >= len(args) {
-				return fmt.Errorf("%w: %s flag %q has no value", ErrUnreadable, c.Name, tok)
+				return fmt.Errorf("%w: %s flag %q has no value", ErrUnreadable, p.Name, tok)
 			}
 			i++
 			f.value = args[i]
 		}
 		switch f.name {
 		case "bundle", "b":
-			c.Bundle = f.value
+			p.Bundle = f.value
 		case "config", "f":
-			c.ConfigFile = f.value
+			p.ConfigFile = f.value
 		}
-		c.Help = c.Help || f.help
+		p.Help = p.Help || f.help
 	}
 	if len(ids) != 1 {
-		if c.Help {
+		if p.Help {
 			return nil
 		}
-		return fmt.Errorf("%w: %s wants one container id, got %q", ErrUnreadable, c.Name, ids)
+		return fmt.Errorf("%w: %s wants one container id, got %q", ErrUnreadable, p.Name, ids)
 	}
-	c.ContainerID = ids[0]
+	p.ContainerID = ids[0]
 	return nil
 }
 
 // scanExec reads exec's flags up to the container id; what follows is the process to run.
-func scanExec(args []string, c *Command) error {
+func scanExec(args []string, p *parsed) error {
 	for i := 0; i < len(args); i++ {
 		tok := args[i]
 		if tok == "--" {
 			if i+1 < len(args) {
-				c.ContainerID = args[i+1]
+				p.ContainerID = args[i+1]
 			}
 			break
 		}
 		if !isFlag(tok) {
-			c.ContainerID = tok
+			p.ContainerID = tok
 			break
 		}
 		f, err := readFlag(tok, execFlags)
 		if err != nil && f.attached {
+			p.Unknown = append(p.Unknown, tok)
 			continue
 		}
 		if err != nil {
-			return fmt.Errorf("%w: exec flag %q", ErrUnreadable, tok)
+			if f.needsNext, err = p.unknown(tok); err != nil {
+				return fmt.Errorf("exec flag: %w", err)
+			}
 		}
 		if f.needsNext {
+			if i+1 >= len(args) {
+				return fmt.Errorf("%w: exec flag %q has no value", ErrUnreadable, tok)
+			}
 			i++
 		}
-		c.Help = c.Help || f.help
+		p.Help = p.Help || f.help
 	}
-	if c.ContainerID == "" && !c.Help {
+	if p.ContainerID == "" && !p.Help {
 		return fmt.Errorf("%w: exec names no container", ErrUnreadable)
 	}
 	return nil

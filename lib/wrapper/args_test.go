@@ -4,6 +4,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"reflect"
 	"slices"
 	"strings"
 	"testing"
@@ -45,12 +46,21 @@ func TestParseArgs(t *testing.T) {
 		{"version", "--version", Command{}, false},
 		{"global help", "--help", Command{Help: true}, false},
 		{"help", "create --help", Command{Name: "create", Help: true}, false},
-		{"unknown attached global is skipped", "--future=x create --bundle /b c1", Command{Name: "create", ContainerID: "c1", Bundle: "/b"}, false},
-		{"unknown bare global before create is a boolean", "--future create c1", Command{Name: "create", ContainerID: "c1"}, false},
-		{"unknown global taking a value", "--future v create c1", Command{}, true},
-		{"unknown create flag", "create --future /b c1", Command{Name: "create", Bundle: ""}, true},
-		{"unknown attached create flag", "create --future=1 c1", Command{Name: "create", ContainerID: "c1"}, false},
-		{"unknown exec flag", "exec --future x c1 ls", Command{Name: "exec"}, true},
+		{"unknown attached global is skipped", "--future=x create --bundle /b c1", Command{Name: "create", ContainerID: "c1", Bundle: "/b", Unknown: []string{"--future=x"}}, false},
+		{"unknown bare global before create is a boolean", "--future create c1", Command{Name: "create", ContainerID: "c1", Unknown: []string{"--future"}}, false},
+		// A flag neither runtime has is read both ways; where one reading makes sense, or all
+		// that do agree, that is the line (the flag named in Unknown), else Err says so.
+		{"unknown global: command v or create", "--future v create c1", Command{}, true},
+		{"unknown global before a command not acted on", "--future v state c1", Command{}, false},
+		{"unknown create flag takes a value: one id", "create --future /b c1", Command{Name: "create", ContainerID: "c1", Unknown: []string{"--future"}}, false},
+		{"unknown create flag is a boolean: one id", "create --future --bundle /b c1", Command{Name: "create", ContainerID: "c1", Bundle: "/b", Unknown: []string{"--future"}}, false},
+		{"unknown short create flag", "create -X /b --bundle /c c1", Command{Name: "create", ContainerID: "c1", Bundle: "/c", Unknown: []string{"-X"}}, false},
+		{"unknown create flags, three", "create --p x --q --bundle /b c1 --r", Command{Name: "create", ContainerID: "c1", Bundle: "/b", Unknown: []string{"--p", "--q", "--r"}}, false},
+		{"unknown create flag: bundle or not", "create --future --bundle=/b c1", Command{Name: "create"}, true},
+		{"unknown attached create flag", "create --future=1 c1", Command{Name: "create", ContainerID: "c1", Unknown: []string{"--future=1"}}, false},
+		{"unknown exec flag: container x or c1", "exec --future x c1 ls", Command{Name: "exec"}, true},
+		{"unknown exec flag before the id", "exec --future c1", Command{Name: "exec", ContainerID: "c1", Unknown: []string{"--future"}}, false},
+		{"unknown exec flag between known ones", "exec --future -t c1 ls", Command{Name: "exec", ContainerID: "c1", Unknown: []string{"--future"}}, false},
 		{"bundle without value", "create c1 --bundle", Command{Name: "create"}, true},
 		{"two ids", "create a b", Command{Name: "create"}, true},
 		{"no id", "exec", Command{Name: "exec"}, true},
@@ -68,7 +78,7 @@ func TestParseArgs(t *testing.T) {
 				t.Errorf("error %v does not wrap ErrUnreadable", got.Err)
 			}
 			got.Err = nil
-			if got != tc.want {
+			if !reflect.DeepEqual(got, tc.want) {
 				t.Errorf("ParseArgs(%q) = %+v, want %+v", tc.args, got, tc.want)
 			}
 		})
@@ -82,7 +92,8 @@ func FuzzParseArgs(f *testing.F) {
 	for _, s := range []string{
 		"create --bundle /b c1", "--root=/r exec -dt c1 ls", "run -b/b -f x.json c1",
 		"--systemd-cgroup --log /l create c1 --bundle /b", "exec -- c1", "--future create c1",
-		"create --help", "-- create c1", "exec -e", "create -b",
+		"create --help", "-- create c1", "exec -e", "create -b", "create --future x --bundle /b c1",
+		"exec --future x c1 ls", "--future v run c1", "create --p x --q --bundle=/b c1 --r",
 	} {
 		f.Add(s)
 	}
@@ -104,6 +115,11 @@ func FuzzParseArgs(f *testing.F) {
 		}
 		if acting[c.Name] && c.Err == nil && !c.Help && c.ContainerID == "" {
 			t.Errorf("%q: %s with no container and no error", line, c.Name)
+		}
+		for _, u := range c.Unknown {
+			if !slices.Contains(args, u) {
+				t.Errorf("unknown flag %q is not an argument of %q", u, line)
+			}
 		}
 		if c.Err != nil && !errors.Is(c.Err, ErrUnreadable) {
 			t.Errorf("error %v does not wrap ErrUnreadable", c.Err)

@@ -19,10 +19,13 @@ import (
 type target struct {
 	Path  string `json:"path"`  // the group below the resctrl root; "" for none
 	Class string `json:"class"` // its allocation class; "" for the root class
+	// pending is why the pod has no group yet (the record's Pending): nothing to join.
+	pending string
 }
 
 // findGroup reads the registry in stateDir for container id's group (target{} when it has
-// none: not monitored, or placed by nobody), and nothing in resctrl, so it never waits on
+// none: not monitored, or placed by nobody; with pending set when the pod waits for an
+// RMID), and nothing in resctrl, so it never waits on
 // resctrl. Nothing is locked or written in the registry: the binding and the record are read
 // as they are (both are replaced by renames, never seen half-written).
 func findGroup(stateDir, id string) (target, error) {
@@ -41,7 +44,7 @@ func findGroup(stateDir, id string) (target, error) {
 	if err != nil || !ok {
 		return target{}, err
 	}
-	g := target{Path: rec.Path, Class: rec.Class}
+	g := target{Path: rec.Path, Class: rec.Class, pending: rec.Pending}
 	if err := g.check(); err != nil {
 		return g, fmt.Errorf("record of %s: %w", group, err)
 	}

@@ -68,16 +68,21 @@ func Prepare(args, environ []string, tid int, stderr io.Writer) (Exec, error) {
 		return x, err
 	}
 	cmd := ParseArgs(args[1:])
-	if !acting[cmd.Name] || cmd.Help {
+	if (!acting[cmd.Name] && cmd.Err == nil) || cmd.Help {
 		return x, nil // every other command: straight to the runtime, nothing read or logged
 	}
 	res, err := work(cmd, cfg, cfgErr, hooksFor(cfg, cfgPath, environ), tid, start)
 	// An exec that went well is not logged: exec probes run every few seconds in every pod
-	// that has one, and a line (and a syslog connection) each would be noise and cost.
-	if err != nil || cmd.Name != "exec" {
+	// that has one, and a line (and a syslog connection) each would be noise and cost. One
+	// into a pending pod is, as every call that leaves something unplaced.
+	if err != nil || cmd.Name != "exec" || res.action == actionPending {
 		logCall(cfg, stderr, cmd, res, err, start)
 	}
-	if err != nil && cfg.FailurePolicy == config.FailClosed {
+	// A command line the wrapper cannot read for sure (a newer runtime's flag) is never
+	// refused: the runtime knows its own flags, and refusing every create or exec of an
+	// engine that passes one would stop the node, exec probes and all, for want of a table
+	// entry here. It runs unplaced, and the log says why.
+	if err != nil && cfg.FailurePolicy == config.FailClosed && !errors.Is(err, ErrUnreadable) {
 		err = fmt.Errorf("%s %s not run (failurePolicy: closed): %w", cmd.Name, cmd.ContainerID, err)
 		fmt.Fprintf(stderr, "%s: %v\n", Prog, err)
 		return x, err
@@ -103,7 +108,7 @@ func checkRuntime(path string) error {
 
 // result is what the wrapper did.
 type result struct {
-	action string // hooks-added, hooks-present, placed, no-group, skipped
+	action string // hooks-added, hooks-present, placed, no-group, pending, skipped, failed
 	detail string // the stages added, the group joined, the spec's path
 }
 
@@ -158,6 +163,9 @@ func join(cmd Command, cfg config.Config, tid int, deadline time.Time) (result, 
 	g, err := findGroup(cfg.StateDir, cmd.ContainerID)
 	if g.Path == "" && err == nil {
 		return result{action: "no-group"}, nil
+	}
+	if err == nil && g.pending != "" {
+		return execPending(cfg.StateDir, g), nil
 	}
 	if err == nil {
 		err = joinAside(joinRequest{Group: g, Root: cfg.ResctrlRoot, Tid: tid, Parent: os.Getpid(), Container: cmd.ContainerID,
@@ -220,6 +228,10 @@ func logCall(cfg config.Config, stderr io.Writer, cmd Command, r result, err err
 		"duration", time.Since(start).Round(time.Microsecond)}
 	if r.detail != "" {
 		attrs = append(attrs, "detail", r.detail)
+	}
+	if len(cmd.Unknown) > 0 {
+		// Passed on as given: a newer runtime's flags, which the wrapper read past.
+		attrs = append(attrs, "unknown_flags", strings.Join(cmd.Unknown, " "))
 	}
 	if err != nil {
 		log.Error("runtime", append(attrs, "err", err)...)

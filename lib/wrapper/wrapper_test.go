@@ -87,17 +87,17 @@ func TestPrepareMissingRuntime(t *testing.T) {
 	}
 }
 
-// A failure of the wrapper's own (here: a create it cannot read) runs the runtime anyway,
-// logged, unless failurePolicy is closed.
+// A failure of the wrapper's own (here: a create whose bundle has no spec to list the hooks
+// in) runs the runtime anyway, logged, unless failurePolicy is closed.
 func TestPrepareFailurePolicy(t *testing.T) {
 	t.Parallel()
 	rt := fakeRuntime(t)
-	args := []string{"runc", "create", "--future", "x", "c1"}
+	args := []string{"runc", "create", "--bundle", "/nonexistent/bundle", "c1"}
 	environ, dir := env(t, rt, "")
 	if _, err := Prepare(args, environ, 1, &bytes.Buffer{}); err != nil {
 		t.Errorf("fail-open: %v", err)
 	}
-	if b, _ := os.ReadFile(filepath.Join(dir, "log")); !strings.Contains(string(b), "action=skipped") || !strings.Contains(string(b), "--future") {
+	if b, _ := os.ReadFile(filepath.Join(dir, "log")); !strings.Contains(string(b), "action=failed") || !strings.Contains(string(b), "/nonexistent/bundle") {
 		t.Errorf("the log does not say why nothing was done: %s", b)
 	}
 	environ, _ = env(t, rt, "failurePolicy: closed\n")

@@ -1,18 +1,19 @@
-// Package kubeapi asks the API server the one question the DaemonSet's pod needs answered
-// as it stops: is this a replacement (a `kubectl delete pod`, a node drain, a `helm upgrade`)
-// or is the chart being uninstalled? A replacement must leave the hooks and every group in
-// place, so the next pod forgets nothing and no container starts unhooked in between; an
-// uninstall must leave nothing of ours on the node.
+// Package kubeapi is the little of the Kubernetes API resctrl-mon's pods need, as a few lines
+// of HTTP with the pod's service account rather than client-go (the binaries stay small):
+//   - whether a DaemonSet is still there (`host uninstall --unless-daemonset`, kept for
+//     compatibility: the chart now cleans up from a Helm hook instead, see rollout.go);
+//   - whether the cleanup DaemonSet of a `helm uninstall` has run on every node (rollout.go);
+//   - an Event on a Node saying what the cleanup decided there (events.go).
 //
-// It is a few lines of HTTP with the pod's service account, not client-go: one GET, and the
-// binaries stay small.
+// An answer it cannot read is an error, never a guess: the callers keep everything on the
+// node then, the safe side.
 package kubeapi
 
 import (
+	"bytes"
 	"context"
 	"crypto/tls"
 	"crypto/x509"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -27,6 +28,12 @@ import (
 
 // ServiceAccountDir is where kubelet mounts a pod's service account token and CA.
 const ServiceAccountDir = "/var/run/secrets/kubernetes.io/serviceaccount"
+
+// Timeout bounds one request, the 10 s docs/install/kubernetes.md promises.
+const Timeout = 10 * time.Second
+
+// maxBody bounds what is read of an answer: a DaemonSet, a node's pod list.
+const maxBody = 8 << 20
 
 // Client reaches the API server with a bearer token.
 type Client struct {
@@ -66,78 +73,41 @@ func InCluster(server, saDir string, getenv func(string) string) (*Client, error
 		server: strings.TrimSuffix(server, "/"),
 		token:  strings.TrimSpace(string(token)),
 		http: &http.Client{
-			Timeout:   5 * time.Second,
+			Timeout:   Timeout,
 			Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: pool, MinVersion: tls.VersionTLS12}},
 		},
 	}, nil
 }
 
-// Presence is what the API server says of the DaemonSet.
-type Presence int
-
-const (
-	// Present: the DaemonSet exists and is not being deleted; its pod is being replaced.
-	Present Presence = iota
-	// Gone: deleted, being deleted, or our own access to it has been deleted with the
-	// release (the service account or its role binding: 401 or 403).
-	Gone
-)
-
-func (p Presence) String() string {
-	if p == Present {
-		return "present"
+// do sends one request (body, when not nil, as JSON) and returns the status and the answer's
+// body. An error is no answer at all: the connection, TLS, a timeout.
+func (c *Client) do(ctx context.Context, method, path string, body []byte) (int, []byte, error) {
+	var rd io.Reader
+	if body != nil {
+		rd = bytes.NewReader(body)
 	}
-	return "gone"
-}
-
-// DaemonSet says whether namespace/name is still there, and why it thinks so. An error
-// means the question could not be answered (no answer, or an answer it does not know): the
-// caller then keeps everything, the safe side.
-func (c *Client) DaemonSet(ctx context.Context, namespace, name string) (Presence, string, error) {
-	u := fmt.Sprintf("%s/apis/apps/v1/namespaces/%s/daemonsets/%s", c.server, url.PathEscape(namespace), url.PathEscape(name))
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u, nil)
+	req, err := http.NewRequestWithContext(ctx, method, c.server+path, rd)
 	if err != nil {
-		return Present, "", fmt.Errorf("kubeapi: %w", err)
+		return 0, nil, fmt.Errorf("kubeapi: %s %s: %w", method, path, err)
 	}
 	req.Header.Set("Authorization", "Bearer "+c.token)
 	req.Header.Set("Accept", "application/json")
+	if body != nil {
+		req.Header.Set("Content-Type", "application/json")
+	}
 	resp, err := c.http.Do(req)
 	if err != nil {
-		return Present, "", fmt.Errorf("kubeapi: get daemonset %s/%s: %w", namespace, name, err)
+		return 0, nil, fmt.Errorf("kubeapi: %s %s: %w", method, path, err)
 	}
-	defer resp.Body.Close()
-	body, err := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
+	defer func() { _ = resp.Body.Close() }()
+	b, err := io.ReadAll(io.LimitReader(resp.Body, maxBody))
 	if err != nil {
-		return Present, "", fmt.Errorf("kubeapi: get daemonset %s/%s: %w", namespace, name, err)
+		return 0, nil, fmt.Errorf("kubeapi: %s %s: %w", method, path, err)
 	}
-	return presence(resp.StatusCode, body)
+	return resp.StatusCode, b, nil
 }
 
-// presence reads the API server's answer to the GET of a DaemonSet.
-func presence(status int, body []byte) (Presence, string, error) {
-	switch status {
-	case http.StatusOK:
-		var ds struct {
-			Metadata struct {
-				DeletionTimestamp string `json:"deletionTimestamp"`
-			} `json:"metadata"`
-			Kind string `json:"kind"`
-		}
-		if err := json.Unmarshal(body, &ds); err != nil {
-			return Present, "", fmt.Errorf("kubeapi: the DaemonSet's JSON: %w", err)
-		}
-		if ds.Kind != "DaemonSet" {
-			return Present, "", fmt.Errorf("kubeapi: the answer is a %q, not a DaemonSet", ds.Kind)
-		}
-		if ds.Metadata.DeletionTimestamp != "" {
-			return Gone, "the DaemonSet is being deleted since " + ds.Metadata.DeletionTimestamp, nil
-		}
-		return Present, "the DaemonSet is there: this pod is being replaced", nil
-	case http.StatusNotFound:
-		return Gone, "the DaemonSet was deleted", nil
-	case http.StatusUnauthorized, http.StatusForbidden:
-		// The chart's service account and role are deleted with the release, and only then.
-		return Gone, fmt.Sprintf("the API server refused the release's own service account (%d): the release is gone", status), nil
-	}
-	return Present, "", fmt.Errorf("kubeapi: the API server answered %d: %.200s", status, body)
+// unexpected is the error for an answer with a status the caller has no meaning for.
+func unexpected(what string, status int, body []byte) error {
+	return fmt.Errorf("kubeapi: %s: the API server answered %d: %.200s", what, status, body)
 }

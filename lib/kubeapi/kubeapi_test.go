@@ -30,9 +30,13 @@ func TestPresence(t *testing.T) {
 		{"there", 200, `{"kind":"DaemonSet","metadata":{"name":"x"}}`, Present, false},
 		{"being deleted", 200, `{"kind":"DaemonSet","metadata":{"deletionTimestamp":"2026-12-03T12:00:00Z"}}`, Gone, false},
 		{"deleted", 404, `{"kind":"Status"}`, Gone, false},
-		{"service account gone", 401, ``, Gone, false},
-		{"role binding gone", 403, `{}`, Gone, false},
+		// A refused token says nothing of the DaemonSet: an expired token, an RBAC change or
+		// a webhook's bad minute must keep everything.
+		{"unauthorized", 401, ``, Present, true},
+		{"forbidden", 403, `{}`, Present, true},
 		{"server trouble", 500, `oops`, Present, true},
+		{"unavailable", 503, ``, Present, true},
+		{"moved", 301, ``, Present, true},
 		{"not a DaemonSet", 200, `{"kind":"Pod"}`, Present, true},
 		{"not JSON", 200, `<html>`, Present, true},
 	} {
@@ -49,10 +53,14 @@ func TestPresence(t *testing.T) {
 func FuzzPresence(f *testing.F) {
 	f.Add(200, []byte(`{"kind":"DaemonSet","metadata":{"deletionTimestamp":"x"}}`))
 	f.Add(404, []byte(``))
+	f.Add(403, []byte(`{"kind":"DaemonSet"}`))
 	f.Fuzz(func(t *testing.T, status int, body []byte) {
 		p, why, err := presence(status, body)
 		if err != nil && p != Present {
 			t.Errorf("an unanswered question must keep everything: %s", p)
+		}
+		if p == Gone && status != 404 && status != 200 {
+			t.Errorf("status %d read as gone", status)
 		}
 		if err == nil && why == "" {
 			t.Error("no reason")

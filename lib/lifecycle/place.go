@@ -154,6 +154,9 @@ func (m *Manager) reserve(p Placement, name string, st procfs.Stat, out *Outcome
 		// the tasks write then leaves a group reconcile knows is ours (and completes or
 		// removes), not an unprovable orphan holding an RMID forever.
 		m.recordContainer(&tx.Rec, p.ContainerID, p.Pid, &st, p.Cgroup)
+		// The name its front end was told (NRI's Container.Name, the runtime's annotation),
+		// for the exporter's container label; none fits, none is kept.
+		tx.Rec.SetName(p.ContainerID, p.Pod.ContainerName)
 		if pc := podCgroupV2(p.PodCgroup, tx.Rec.Cgroups[p.ContainerID]); pc != "" {
 			tx.Rec.PodCgroup = pc
 		}
@@ -424,6 +427,7 @@ func forgetContainer(rec *state.Record, id string) {
 	delete(rec.Containers, id)
 	delete(rec.Inits, id)
 	delete(rec.Cgroups, id)
+	delete(rec.Names, id)
 }
 
 // cgroupTasks are threads found in a container's cgroups through an index read earlier,

@@ -159,7 +159,9 @@ func (m *Manager) reconcileLive(w *wanted, cgroups cgroup.Index, o ReconcileOpti
 			act(Refused, fmt.Sprintf("the pod's group is under class %q, its containers run in %q", ClassLabel(tx.Rec.Class), ClassLabel(w.class)))
 			return nil
 		}
+		// What sameRecord compares, apart: syncContainers changes the record's maps in place.
 		before := tx.Rec
+		before.Containers, before.Names = maps.Clone(tx.Rec.Containers), maps.Clone(tx.Rec.Names)
 		switch {
 		case !owned && exists && !o.Adopt:
 			act(Refused, "a group of that name exists and is not ours (after a lost state dir, `reconcile --adopt` takes back the groups that hold their pods' tasks)")
@@ -265,6 +267,11 @@ func (m *Manager) syncContainers(rec *state.Record, w *wanted) error {
 				st = &s
 			}
 			m.recordContainer(rec, c.ID, c.Pid, st, "")
+		}
+		// A container's name, where its front end knows one: also for a container recorded
+		// by a version that kept none, so its series get the name after an upgrade.
+		if idn, err := identityOf(c); err == nil && idn.ContainerName != "" && rec.Name(c.ID) != idn.ContainerName {
+			rec.SetName(c.ID, idn.ContainerName)
 		}
 		named := c.PodCgroup
 		if c.Pod == nil {
@@ -412,7 +419,7 @@ func (m *Manager) unbindDead(live []container.Container) error {
 // sameRecord reports whether a save would change nothing that matters.
 func sameRecord(a, b state.Record) bool {
 	if !a.Created.Equal(b.Created) || a.NRI != b.NRI || a.PodCgroup != b.PodCgroup || a.Pending != b.Pending || a.LateAssigned != b.LateAssigned || (a.IdleSince == nil) != (b.IdleSince == nil) ||
-		a.RemoveFailed != b.RemoveFailed || len(a.Containers) != len(b.Containers) {
+		a.RemoveFailed != b.RemoveFailed || len(a.Containers) != len(b.Containers) || !maps.Equal(a.Names, b.Names) {
 		return false
 	}
 	for id := range a.Containers {

@@ -21,6 +21,15 @@ func podIdentity(pod *api.PodSandbox) (identity.Identity, error) {
 	return identity.FromPodSandbox(identity.PodSandbox{ID: pod.GetId(), UID: pod.GetUid(), Namespace: pod.GetNamespace(), Name: pod.GetName()})
 }
 
+// containerIdentity is the pod's identity with the container's name, as the runtime sends it
+// (kubelet's ContainerMetadata.Name over CRI): the record keeps it for the exporter's
+// container label. A copy: the pod's identity is shared by its containers.
+func containerIdentity(pod *identity.Identity, c *api.Container) *identity.Identity {
+	idn := *pod
+	idn.ContainerName = c.GetName()
+	return &idn
+}
+
 // annotations are the pod's and the container's annotations (the container's win), for the
 // opt-in/opt-out filters: a user may set them on either.
 func annotations(pod *api.PodSandbox, ctr *api.Container) map[string]string {
@@ -107,7 +116,7 @@ func liveContainers(pods []*api.PodSandbox, ctrs []*api.Container, sel config.Se
 			continue
 		}
 		live = append(live, container.Container{ID: c.GetId(), Runtime: "nri", Pid: pid, Annotations: annotations(pod, c),
-			ClosID: class(c), CgroupsPath: c.GetLinux().GetCgroupsPath(), Pod: idn, PodCgroup: pod.GetLinux().GetCgroupParent()})
+			ClosID: class(c), CgroupsPath: c.GetLinux().GetCgroupsPath(), Pod: containerIdentity(idn, c), PodCgroup: pod.GetLinux().GetCgroupParent()})
 	}
 	return live, refused
 }

@@ -49,6 +49,12 @@ type Record struct {
 	// Cgroups holds each container's cgroup v2 path (the "0::" line of /proc/<pid>/cgroup,
 	// relative to the cgroup2 mount), for the pressure (PSI) readers.
 	Cgroups map[string]string `json:"cgroups,omitempty"`
+	// Names holds each container's name, by id, where its front end knew one that fits
+	// (ValidContainerName): the Kubernetes container name (NRI's Container.Name; the hook:
+	// the runtime's io.kubernetes.container.name or io.kubernetes.cri.container-name
+	// annotation). The exporter labels a container by it, as cAdvisor and kubelet do; a
+	// container without one (a plain OCI container, a record of an older version) by its id.
+	Names map[string]string `json:"names,omitempty"`
 	// PodCgroup is the pod's cgroup v2 path, as its runtime named it (the sandbox's cgroup
 	// parent, podman's pod cgroup) and found as the parent of a container's; "" when the
 	// runtime named none (a container with no pod: its parent is a whole slice).
@@ -154,6 +160,7 @@ func ParseRecord(b []byte) (Record, error) {
 	if r.Containers == nil {
 		r.Containers = map[string]time.Time{}
 	}
+	cleanNames(&r)
 	return r, nil
 }
 

@@ -127,10 +127,17 @@ func TestFailures(t *testing.T) {
 
 func FuzzParseRecord(f *testing.F) {
 	f.Add([]byte(`{"group":"g","path":"mon_groups/g","containers":{"c":"2026-01-01T00:00:00Z"}}`))
+	f.Add([]byte(`{"group":"g","containers":{"c":"2026-01-01T00:00:00Z"},"names":{"c":"app","d":"x y"}}`))
 	f.Fuzz(func(t *testing.T, b []byte) {
 		r, err := ParseRecord(b)
 		if err == nil && (r.Group == "" || r.Containers == nil) {
 			t.Errorf("accepted %+v", r)
+		}
+		// Names reach label values and logs: only valid names of recorded containers.
+		for id, n := range r.Names {
+			if _, ok := r.Containers[id]; !ok || !ValidContainerName(n) {
+				t.Errorf("kept name %q of %q", n, id)
+			}
 		}
 	})
 }

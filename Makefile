@@ -34,10 +34,12 @@ BIN       := bin
 # urfave/cli's man-page support pulls in a markdown library whose init costs the hook ~5 ms
 # on every call; the binaries do not need it.
 TAGS      := -tags urfave_cli_no_docs
-# The version the binaries (`resctrl-mon --version`) and the image (its tag and
-# org.opencontainers.image.version) carry: git's description of the checkout unless given.
+# The version the binaries (`resctrl-mon --version`), the image (its tag and
+# org.opencontainers.image.version), the chart and the release's file names carry: the
+# VERSION file, the one place it is kept (test/release fails when Chart.yaml's version or
+# appVersion disagrees), unless given (`make image VERSION=test1`).
 ifeq ($(origin VERSION),undefined)
-VERSION := $(shell git describe --always --dirty 2>/dev/null || echo unknown)
+VERSION := $(strip $(file <VERSION))
 endif
 REVISION := $(shell git rev-parse HEAD 2>/dev/null || echo unknown)
 # The binaries look for the config where this install puts it (/etc/resctrl-mon/config.yaml
@@ -54,7 +56,7 @@ STATIC    := CGO_ENABLED=0
 
 export PATH := /usr/local/go/bin:$(GOBIN):$(PATH)
 
-.PHONY: all build image test fuzz bench lint demo demo-prometheus install install-check uninstall clean deps runtimes docs
+.PHONY: all build image licenses release push version test fuzz bench lint demo demo-prometheus install install-check uninstall clean deps runtimes docs
 
 all: build
 
@@ -79,12 +81,46 @@ build:
 	$(STATIC) $(GO) build $(TAGS) $(GOLDFLAGS) -o $(BIN)/resctrl-mon-runtime ./cmd/resctrl-mon-runtime
 
 # The OCI image, built offline from the binaries above (install/image/build.sh: FROM scratch,
-# the four static binaries in /usr/local/bin and the default config), as an OCI archive named
-# localhost/resctrl-mon:$(VERSION) for `ctr -n k8s.io images import` or `podman load`.
+# the four static binaries in /usr/local/bin, the default config and /licenses), as an OCI
+# archive named localhost/resctrl-mon:$(VERSION) for `ctr -n k8s.io images import` or
+# `podman load`.
 IMAGE        := $(BIN)/resctrl-mon-image.oci.tar
 IMAGE_SOURCE := https://github.com/resctrl-mon/resctrl-mon
-image: build
-	bash install/image/build.sh $(BIN) '$(VERSION)' '$(REVISION)' '$(IMAGE_SOURCE)' $(IMAGE)
+image: build licenses
+	bash install/image/build.sh $(BIN) '$(VERSION)' '$(REVISION)' '$(IMAGE_SOURCE)' $(IMAGE) $(LICENSES)
+
+# The packages of the four shipped binaries, and where `make licenses` writes the license files
+# of every module they link (cmd/licenses, from `go list -deps` with the build's tags and
+# CGO_ENABLED=0; a module without a license file fails by name). The image has them in
+# /licenses, the release tarball in licenses/.
+SHIPPED  := ./hooks ./nri-adapter ./cmd/resctrl-mon ./cmd/resctrl-mon-runtime
+LICENSES ?= $(BIN)/licenses
+licenses:
+	$(STATIC) $(GO) run $(TAGS) ./cmd/licenses $(TAGS) -o $(LICENSES) $(SHIPPED)
+
+# `make -s version` prints the version this make would build and release.
+version:
+	@echo '$(VERSION)'
+
+# A release in $(DIST) (install/release/release.sh): the binaries, LICENSE, CHANGELOG.md and
+# the licenses as resctrl-mon-$(VERSION)-linux-<arch>.tar.gz, the image as
+# resctrl-mon-$(VERSION).oci.tar, the chart packaged with version and appVersion
+# $(VERSION) as resctrl-mon-$(VERSION).tgz, and SHA256SUMS over the three. HELM is helm
+# on PATH, else the one `make runtimes` builds.
+DIST ?= dist
+HELM ?= $(or $(shell command -v helm 2>/dev/null),$(shell bash test/runtimes/helm.sh --print 2>/dev/null)/helm)
+release: build licenses
+	bash install/release/release.sh '$(VERSION)' '$(REVISION)' '$(IMAGE_SOURCE)' '$(BIN)' '$(LICENSES)' '$(DIST)' '$(HELM)'
+
+# Pushes the release in $(DIST) (make release first) to a registry: the image to
+# $(REGISTRY)/[$(REPOSITORY)/]resctrl-mon:$(VERSION) with skopeo, the chart to
+# oci://$(REGISTRY)/[$(REPOSITORY)/]charts with helm push. Plain HTTP, without TLS, only for a
+# loopback REGISTRY or INSECURE=1 (install/release/push.sh).
+REGISTRY   ?=
+REPOSITORY ?=
+INSECURE   ?= 0
+push:
+	bash install/release/push.sh '$(REGISTRY)' '$(REPOSITORY)' '$(INSECURE)' '$(VERSION)' '$(DIST)' '$(HELM)'
 
 # Every test, the simulator's included. They need root, /dev/fuse and the runtimes; without
 # them most would skip and still print "ok", so test/preflight.sh (which also installs the

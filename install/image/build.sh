@@ -1,14 +1,16 @@
 #!/usr/bin/env bash
 # Builds the resctrl-mon OCI image offline, from this build's static binaries (`make image`):
-#   build.sh <bin dir> <version> <revision> <source> <output archive>
+#   build.sh <bin dir> <version> <revision> <source> <output archive> <licenses dir>
 # FROM scratch: the four binaries in /usr/local/bin, the default config at
-# /etc/resctrl-mon/config.yaml, a passwd/group naming root and nobody, and the empty
+# /etc/resctrl-mon/config.yaml, a passwd/group naming root and nobody, the licenses of
+# resctrl-mon and of every module linked into the binaries in /licenses (`make licenses`:
+# an image without the third-party notices may not be redistributed), and the empty
 # directories a runtime mounts over. No shell, no libc. Written as an OCI archive, image
 # name localhost/resctrl-mon:<version>, which `ctr -n k8s.io images import` and
 # `podman load` take. podman runs on a private store (vfs, cgroupfs, its own
 # containers.conf) in a scratch directory that is removed, with any mount under it, at exit.
 set -euo pipefail
-bin=$1 version=$2 revision=$3 source=$4 out=$5
+bin=$1 version=$2 revision=$3 source=$4 out=$5 licenses=$6
 name=localhost/resctrl-mon:$version
 binaries=(resctrl-mon resctrl-mon-nri resctrl-mon-runtime resctrl-mon-hook)
 
@@ -21,6 +23,7 @@ command -v podman >/dev/null || { echo "make image: podman is missing (Debian pa
 for b in "${binaries[@]}"; do
 	[ -x "$bin/$b" ] || { echo "make image: $bin/$b is missing: make build first" >&2; exit 1; }
 done
+[ -f "$licenses/modules.txt" ] || { echo "make image: $licenses/modules.txt is missing: make licenses first" >&2; exit 1; }
 
 here=$(cd "$(dirname "$0")" && pwd)
 work=$(mktemp -d "${TMPDIR:-/tmp}/resctrl-mon-image-XXXXXX")
@@ -38,6 +41,9 @@ for b in "${binaries[@]}"; do
 	install -m 0755 "$bin/$b" "$root/usr/local/bin/$b"
 done
 install -m 0644 "$here/../config.yaml" "$root/etc/resctrl-mon/config.yaml"
+cp -R "$licenses" "$root/licenses"
+# Readable by all, whatever the umask: the image runs as any user.
+chmod -R u=rwX,go=rX "$root/licenses"
 printf 'root:x:0:0:root:/:/sbin/nologin\nnobody:x:65534:65534:nobody:/:/sbin/nologin\n' >"$root/etc/passwd"
 printf 'root:x:0:\nnogroup:x:65534:\n' >"$root/etc/group"
 # Owned by root whoever builds it, in a stable order.
@@ -56,6 +62,7 @@ podman=(podman --root "$work/store" --runroot "$work/run" --tmpdir "$work/tmp"
 	--change "LABEL org.opencontainers.image.version=$version" \
 	--change "LABEL org.opencontainers.image.revision=$revision" \
 	--change "LABEL org.opencontainers.image.source=$source" \
+	--change "LABEL org.opencontainers.image.licenses=Apache-2.0" \
 	"$work/rootfs.tar" "$name" >/dev/null
 mkdir -p "$(dirname "$out")"
 tmp=$out.tmp.$$

@@ -16,8 +16,11 @@ const Prefix = "resctrl_mon_"
 var counterLabels = []string{"pod_uid", "namespace", "pod", "group", "class", "resource", "domain"}
 
 // PressureLabels are the labels of every pressure series, in this order: a pod's own cgroup
-// has container "" (as cAdvisor labels it), each container's cgroup its id.
-func PressureLabels() []string { return []string{"pod_uid", "namespace", "pod", "container"} }
+// has container "" and container_id "" (as cAdvisor labels it); each container's cgroup its
+// name (its id when none was recorded: see psiTargets) and its runtime's id.
+func PressureLabels() []string {
+	return []string{"pod_uid", "namespace", "pod", "container", "container_id"}
+}
 
 // units turn a counter's UCUM unit into the metric name's base unit and the factor to it.
 var units = map[string]struct {

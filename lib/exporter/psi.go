@@ -9,8 +9,8 @@ import (
 	"github.com/resctrl-mon/resctrl-mon/lib/psimetrics"
 )
 
-// collectPSI exports the pressure of every pod's cgroup (container "") and of each of its
-// containers' cgroups, pending pods included: a pod that has no group yet still has
+// collectPSI exports the pressure of every pod's cgroup (container "", container_id "") and
+// of each of its containers' cgroups, pending pods included: a pod that has no group yet still has
 // pressure to show.
 func (c *Collector) collectPSI(ch chan<- prometheus.Metric, pods []inventory.Pod) {
 	if c.psi == nil {
@@ -35,15 +35,26 @@ func (c *Collector) cgroup2Root() (string, bool) {
 	return dir, true
 }
 
+// psiTargets labels each container by its name, as cAdvisor and kubelet do (operators query
+// container="app"), and by its runtime's id in container_id: a Kubernetes container's id is
+// 64 hex digits under containerd and CRI-O alike, a new one each time kubelet re-creates it,
+// and two records of one name (a container re-created before the old one's departure) stay
+// two series. A container with no recorded name (a plain OCI container, whose id is the name
+// its user gave; a record of an older version) keeps its id in both.
 func psiTargets(root string, pods []inventory.Pod, out []psimetrics.Target) []psimetrics.Target {
 	for _, p := range pods {
 		if p.Cgroup != "" {
-			out = append(out, psimetrics.Target{Dir: filepath.Join(root, p.Cgroup), Labels: []string{p.PodUID, p.Namespace, p.PodName, ""}})
+			out = append(out, psimetrics.Target{Dir: filepath.Join(root, p.Cgroup), Labels: []string{p.PodUID, p.Namespace, p.PodName, "", ""}})
 		}
 		for _, ct := range p.Containers {
-			if ct.Cgroup != "" {
-				out = append(out, psimetrics.Target{Dir: filepath.Join(root, ct.Cgroup), Labels: []string{p.PodUID, p.Namespace, p.PodName, ct.ID}})
+			if ct.Cgroup == "" {
+				continue
 			}
+			name := ct.Name
+			if name == "" {
+				name = ct.ID
+			}
+			out = append(out, psimetrics.Target{Dir: filepath.Join(root, ct.Cgroup), Labels: []string{p.PodUID, p.Namespace, p.PodName, name, ct.ID}})
 		}
 	}
 	return out

@@ -69,7 +69,11 @@ func Open(cfg config.Config) (*Inventory, error) {
 
 // Container is one container of a pod's group.
 type Container struct {
-	ID     string    `json:"id"`
+	ID string `json:"id"`
+	// Name is its Kubernetes container name, or a runtime's name for it, as its front end
+	// recorded it (state.Record.Names); "" when none was (a plain OCI container, a record of
+	// an older version).
+	Name   string    `json:"name,omitempty"`
 	Placed time.Time `json:"placed"`
 	// Cgroup is its cgroup v2 path, relative to the cgroup2 mount ("" if unknown).
 	Cgroup string `json:"cgroup,omitempty"`
@@ -177,7 +181,7 @@ func anyRunning(r state.Record) bool {
 func containers(r state.Record) []Container {
 	out := make([]Container, 0, len(r.Containers))
 	for id, t := range r.Containers {
-		out = append(out, Container{ID: id, Placed: t, Cgroup: r.Cgroups[id]})
+		out = append(out, Container{ID: id, Name: r.Name(id), Placed: t, Cgroup: r.Cgroups[id]})
 	}
 	slices.SortFunc(out, func(a, b Container) int { return strings.Compare(a.ID, b.ID) })
 	return out

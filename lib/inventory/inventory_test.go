@@ -41,7 +41,8 @@ func TestInventory(t *testing.T) {
 		t.Errorf("empty status: %s, %v", b, err)
 	}
 	a := map[string]string{identity.CRIOPodUID: pod, identity.CRIOSandboxID: strings.Repeat("a", 64),
-		identity.CRIOContainerType: "container", identity.CRIOPodNamespace: "shop", identity.CRIOPodName: "cart"}
+		identity.CRIOContainerType: "container", identity.CRIOPodNamespace: "shop", identity.CRIOPodName: "cart",
+		identity.CRIOContainerName: "app"}
 	idn, err := identity.FromAnnotations("c1", a)
 	if err != nil {
 		t.Fatal(err)
@@ -55,7 +56,7 @@ func TestInventory(t *testing.T) {
 	}
 	p := pods[0]
 	if p.PodUID != pod || p.Namespace != "shop" || p.PodName != "cart" || p.State != inventory.Active || p.Tasks < 1 ||
-		len(p.Containers) != 1 || p.Containers[0].Cgroup == "" || len(p.Readings) == 0 {
+		len(p.Containers) != 1 || p.Containers[0].Cgroup == "" || p.Containers[0].Name != "app" || len(p.Readings) == 0 {
 		t.Errorf("pod: %+v", p)
 	}
 	var energy bool
@@ -83,6 +84,9 @@ func TestInventory(t *testing.T) {
 	for _, p := range pods {
 		if p.PodUID == pod2 && p.State != inventory.Stopped {
 			t.Errorf("a pod whose only container's init is gone: %s", p.State)
+		}
+		if p.PodUID == pod2 && (len(p.Containers) != 1 || p.Containers[0].Name != "") {
+			t.Errorf("a container with no name in its annotations: %+v", p.Containers)
 		}
 	}
 	// Move the test process back out, or the group would keep it.

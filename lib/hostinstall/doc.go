@@ -18,4 +18,9 @@
 //   - Every path the registrations and the manifest hold is the host's; only the file system
 //     calls see HostRoot. A symlink on the host is resolved as the host would, an absolute
 //     one under HostRoot (securejoin), so no write or removal leads out of it.
+//   - A runtime handler that names the wrapper (containerd's BinaryName, CRI-O's
+//     runtime_path) cannot exec or stop its containers once the wrapper is gone, and CRI-O
+//     does not start with a runtime_path that is missing. Uninstall reads the runtimes'
+//     configs first (runtimeconf.go) and removes nothing while one names a file it would
+//     remove, or cannot be read.
 package hostinstall

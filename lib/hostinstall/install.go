@@ -55,6 +55,10 @@ type Options struct {
 	// NoRegistrations leaves the hooks.d JSON out: a node whose runtime places containers
 	// through NRI, where only the wrapper's pods run the hook.
 	NoRegistrations bool
+	// RuntimeConfigs are the runtimes' config files and drop-in directories (host paths)
+	// Uninstall reads first: while one names a file it would remove, it removes nothing
+	// (ErrNamedByRuntime).
+	RuntimeConfigs []string
 }
 
 // ManifestPath is where the manifest is on the host.
@@ -101,6 +105,11 @@ func (o Options) validate(install bool) error {
 	for p, what := range targets {
 		if filepath.Dir(p) == o.HooksDir {
 			return fmt.Errorf("%s %s is in --hooks-dir %s: the runtime would read it as a registration", what, p, o.HooksDir)
+		}
+	}
+	for _, c := range o.RuntimeConfigs {
+		if err := hooksd.CheckHostPath("--runtime-config", c); err != nil {
+			return err
 		}
 	}
 	if !install {
@@ -231,7 +240,8 @@ func Install(o Options) (Result, error) {
 }
 
 // Uninstall removes what the manifest records, registrations first, then the manifest. No
-// manifest: nothing of ours is there, and nothing is removed.
+// manifest: nothing of ours is there, and nothing is removed. While a runtime config
+// (RuntimeConfigs) names a recorded file, or cannot be read, nothing is removed either.
 func Uninstall(o Options) (Result, error) {
 	var res Result
 	if err := o.validate(false); err != nil {
@@ -248,6 +258,13 @@ func Uninstall(o Options) (Result, error) {
 	m, err := h.readManifest(mpath)
 	if err != nil {
 		return res, err
+	}
+	refs, err := h.runtimeReferences(o.RuntimeConfigs, checkedPaths(m.Files))
+	if err != nil {
+		return res, fmt.Errorf("kept everything on this node: whether a runtime still names what resctrl-mon installed is unknown: %w", err)
+	}
+	if len(refs) > 0 {
+		return res, &InUseError{Refs: refs}
 	}
 	removed, kept, err := h.removeInOrder(m.Files)
 	res.Removed = removed

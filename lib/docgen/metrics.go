@@ -27,7 +27,7 @@ type family struct {
 
 // freeLabels take any value (a pod, a group, a domain); the others' values are a fixed list,
 // which the page gives.
-var freeLabels = []string{"pod_uid", "namespace", "pod", "group", "class", "resource", "domain", "container", "counter"}
+var freeLabels = []string{"pod_uid", "namespace", "pod", "group", "class", "resource", "domain", "container", "container_id", "counter"}
 
 // metricsData scrapes the exporter's collector over a node of one pod in every state, each
 // with every counter resctrl-mon knows and one it does not, and the pressure collector over

@@ -12,6 +12,8 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 	"github.com/prometheus/exporter-toolkit/web"
+
+	"github.com/resctrl-mon/resctrl-mon/lib/httpguard"
 )
 
 // DefaultListen is serve's default address. 9432 is in the range Prometheus keeps for
@@ -34,7 +36,20 @@ type ServeOptions struct {
 	Log *slog.Logger
 	// Ready, if set, is called with the bound address once the server listens.
 	Ready func(addr net.Addr)
+	// Limits bound what clients can hold: timeouts on every phase of a connection, header
+	// size, open connections (httpguard's package comment says how a fresh /healthz still
+	// gets in); zero fields take httpguard.Defaults.
+	Limits httpguard.Limits
+	// MaxScrapesInFlight caps the /metrics requests served at once; one more is answered
+	// 503 at once. Each holds a whole gathered scrape until its client has read it (or the
+	// write timeout), so this, with Limits, bounds the memory scrapers can take. 0 is
+	// DefaultMaxScrapesInFlight.
+	MaxScrapesInFlight int
 }
+
+// DefaultMaxScrapesInFlight allows an HA pair of Prometheus servers and two more (a
+// person's curl, a second job): scrapes are serialised in the collector anyway.
+const DefaultMaxScrapesInFlight = 4
 
 // Listen checks the web configuration and binds the address, so that a bad flag or file
 // refuses to start with a clear error before anything is served.
@@ -58,14 +73,20 @@ func Listen(o ServeOptions) (net.Listener, error) {
 	return l, nil
 }
 
-// Handler is the exporter's HTTP surface: /metrics from reg, /healthz from healthy.
-// A collection error never fails the scrape: what could be gathered is served.
-func Handler(reg *prometheus.Registry, healthy func() error, log *slog.Logger) http.Handler {
+// Handler is the exporter's HTTP surface: /metrics from reg, at most maxInFlight at once
+// (0: DefaultMaxScrapesInFlight), /healthz from healthy. A collection error never fails
+// the scrape: what could be gathered is served. /healthz shares nothing with /metrics (no
+// lock, no limit), so saturated scrapes never hold up a probe.
+func Handler(reg *prometheus.Registry, healthy func() error, log *slog.Logger, maxInFlight int) http.Handler {
+	if maxInFlight <= 0 {
+		maxInFlight = DefaultMaxScrapesInFlight
+	}
 	mux := http.NewServeMux()
 	mux.Handle("/metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{
-		ErrorHandling: promhttp.ContinueOnError,
-		ErrorLog:      slog.NewLogLogger(log.Handler(), slog.LevelWarn),
-		Registry:      reg, // promhttp_metric_handler_errors_total
+		ErrorHandling:       promhttp.ContinueOnError,
+		ErrorLog:            slog.NewLogLogger(log.Handler(), slog.LevelWarn),
+		Registry:            reg, // promhttp_metric_handler_errors_total
+		MaxRequestsInFlight: maxInFlight,
 	}))
 	mux.HandleFunc("/healthz", func(w http.ResponseWriter, _ *http.Request) {
 		if healthy != nil {
@@ -87,13 +108,16 @@ func Handler(reg *prometheus.Registry, healthy func() error, log *slog.Logger) h
 }
 
 // Serve serves reg on l until ctx is done, then shuts down, giving scrapes in flight up
-// to 5 s. TLS and basic auth come from the web configuration file.
+// to 5 s. TLS and basic auth come from the web configuration file; o.Limits and
+// o.MaxScrapesInFlight bound what clients can hold.
 func Serve(ctx context.Context, l net.Listener, reg *prometheus.Registry, o ServeOptions) error {
 	log := o.Log
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	srv := &http.Server{Handler: Handler(reg, o.Healthy, log), ReadHeaderTimeout: 10 * time.Second}
+	g := httpguard.New(o.Limits)
+	srv := g.Server(Handler(reg, o.Healthy, log, o.MaxScrapesInFlight), slog.NewLogLogger(log.Handler(), slog.LevelDebug))
+	l = g.Listener(l)
 	cfgFile := o.WebConfigFile
 	errc := make(chan error, 1)
 	go func() {

@@ -5,16 +5,18 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 
 	"github.com/urfave/cli/v2"
 
 	"github.com/resctrl-mon/resctrl-mon/lib/hooksd"
 	"github.com/resctrl-mon/resctrl-mon/lib/hostinstall"
+	"github.com/resctrl-mon/resctrl-mon/lib/kubeapi"
 )
 
 // hostCommand puts the OCI hook on the host (hooks mode: CRI-O and podman through hooks.d)
-// and takes it off: the Helm chart's init container and its preStop run it from the image,
-// `make install` from bin/. A subcommand, not a script: the image has no shell.
+// and takes it off: the Helm chart's init container and its uninstall hook run it from the
+// image, `make install` from bin/. A subcommand, not a script: the image has no shell.
 func hostCommand() *cli.Command {
 	where := []cli.Flag{
 		&cli.StringFlag{Name: "host-root", Value: "/", Usage: "where the host's root is mounted (\"/\" on the host; e.g. /host in a pod); every other path is the host's"},
@@ -43,12 +45,17 @@ func hostCommand() *cli.Command {
 			Action: hostInstall,
 		}, {
 			Name:  "uninstall",
-			Usage: "remove what install recorded in the manifest (JSON first, then the binary and config), nothing else",
-			Description: "The Helm chart's pods run it as they stop, with --unless-daemonset (only an uninstall takes\n" +
-				"anything away) and --release-groups (no RMID outlives resctrl-mon).",
-			Flags:  append(where, unlessDaemonSetFlag, apiServerFlag, releaseGroupsFlag),
+			Usage: "remove what install recorded in the manifest (JSON first, then the binaries and config), nothing else; nothing while a runtime's config names one of them",
+			Description: "The Helm chart's cleanup runs it on every node at helm uninstall (a post-delete hook), with\n" +
+				"--wait-placers, --release-groups (no RMID outlives resctrl-mon) and --event-node. Every decision\n" +
+				"is printed (kubectl logs); what is kept is an error (exit status 1), so the hook fails and says so.",
+			Flags: append(where, runtimeConfigFlag, waitPlacersFlag, releaseGroupsFlag, eventNodeFlag,
+				unlessDaemonSetFlag, apiServerFlag, procFlag),
 			Action: hostUninstall,
-		}},
+		},
+			pauseCommand(),
+			waitCleanupCommand(),
+		},
 	}
 }
 
@@ -99,22 +106,50 @@ func hostUninstall(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
+	for _, p := range c.StringSlice(runtimeConfigFlag.Name) {
+		if p != "" {
+			o.RuntimeConfigs = append(o.RuntimeConfigs, p)
+		}
+	}
+	d := newDecisions(c)
 	if gone, why := leaving(c); !gone {
-		fmt.Fprintf(c.App.Writer, "kept everything: %s\n", why)
+		// The compatible preStop's answer: a pod replaced, or no answer. Not a failure.
+		d.say(kubeapi.ReasonKept, "kept everything: "+why)
 		return nil
 	} else if c.IsSet(unlessDaemonSetFlag.Name) {
 		fmt.Fprintf(c.App.Writer, "uninstalling: %s\n", why)
 	}
+	if err := waitPlacers(c); err != nil {
+		d.say(kubeapi.ReasonKept, err.Error())
+		return err
+	}
 	res, err := hostinstall.Uninstall(o)
 	printResult(c, res)
+	if err != nil && len(res.Removed) == 0 {
+		// Refused (a runtime names the wrapper) or unknown: the files, and the groups the
+		// wrapper's pods use, all stay.
+		msg := err.Error()
+		if errors.Is(err, hostinstall.ErrNamedByRuntime) {
+			msg += "; the chart's cleanup pod on this node then retries by itself (or run resctrl-mon host uninstall on the node)"
+		}
+		d.say(kubeapi.ReasonKept, msg)
+		return err
+	}
 	if err == nil && len(res.Removed) == 0 {
 		fmt.Fprintf(c.App.Writer, "nothing to remove: no manifest at %s\n", o.ManifestPath())
 	}
 	// The hooks first, so that no container is placed into a group about to go.
+	released := 0
 	if c.Bool(releaseGroupsFlag.Name) {
-		err = errors.Join(err, releaseGroups(c))
+		n, rerr := releaseGroups(c)
+		released, err = n, errors.Join(err, rerr)
 	}
-	return err
+	if err != nil {
+		d.say(kubeapi.ReasonKept, fmt.Sprintf("removed %d files and released %d groups, but not all: %v", len(res.Removed), released, err))
+		return err
+	}
+	d.say(kubeapi.ReasonUninstall, fmt.Sprintf("removed %d files resctrl-mon installed (%s) and released %d groups", len(res.Removed), strings.Join(res.Removed, ", "), released))
+	return nil
 }
 
 func printResult(c *cli.Context, res hostinstall.Result) {

@@ -9,12 +9,14 @@ import (
 	"net"
 	"os"
 	"sync"
+	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 
 	"github.com/resctrl-mon/resctrl-mon/lib/cgroup"
 	"github.com/resctrl-mon/resctrl-mon/lib/config"
+	"github.com/resctrl-mon/resctrl-mon/lib/permission"
 	"github.com/resctrl-mon/resctrl-mon/lib/resctrlfs"
 )
 
@@ -28,7 +30,8 @@ type NodeOptions struct {
 // Node is the exporter of one node, as `resctrl-mon serve` and the NRI adapter (given a
 // listen address) run it: the inventory of the configuration's resctrl root and state dir,
 // opened at the first scrape that can, the Go and process metrics, and /healthz saying
-// whether resctrl and the state dir are there.
+// whether resctrl and the state dir are there and whether the kernel refused a write to
+// them lately, with the likely cause (lib/permission).
 type Node struct {
 	l   net.Listener
 	reg *prometheus.Registry
@@ -68,7 +71,9 @@ func NewNode(cfg config.Config, o NodeOptions) (*Node, error) {
 			if _, err := src.Open(); err != nil {
 				return err
 			}
-			err := errors.Join(resctrlfs.Check(cfg.ResctrlRoot), dirReadable(cfg.StateDir))
+			self := permission.Self()
+			err := errors.Join(permission.Explain(resctrlfs.Check(cfg.ResctrlRoot), self),
+				permission.Explain(dirReadable(cfg.StateDir), self), recentRefusals(cfg.StateDir, time.Now()))
 			if extra != nil {
 				err = errors.Join(err, extra())
 			}

@@ -30,6 +30,7 @@ import (
 	"github.com/resctrl-mon/resctrl-mon/lib/exporter"
 	"github.com/resctrl-mon/resctrl-mon/lib/logging"
 	"github.com/resctrl-mon/resctrl-mon/lib/nriplugin"
+	"github.com/resctrl-mon/resctrl-mon/lib/permission"
 )
 
 func main() {
@@ -82,6 +83,8 @@ func run(ctx context.Context, args []string, stderr io.Writer) int {
 		p, err = nriplugin.New(cfg, log)
 	}
 	if err != nil {
+		// A state dir or resctrl root the kernel refuses (an LSM in a container): say why.
+		err = permission.Explain(err, permission.Self())
 		if os.Getenv(api.PluginSocketEnvVar) == "" {
 			fmt.Fprintf(stderr, "resctrl-mon-nri: not started: %v\n", err)
 			return 2

@@ -216,27 +216,3 @@ func (c *Config) scalarFields() map[string]reflect.Value {
 	}
 	return out
 }
-
-// PolicyHint reads just the failure policy from a config file that failed to load, so a
-// hook can still honour an explicit failurePolicy: closed. Empty when it cannot tell.
-func PolicyHint(path string) FailurePolicy {
-	if path == "" {
-		path = DefaultPath
-	}
-	b, err := os.ReadFile(path)
-	if err != nil || len(b) > maxFileSize {
-		return ""
-	}
-	return policyHint(b)
-}
-
-func policyHint(b []byte) FailurePolicy {
-	var m map[string]any
-	if yaml.Unmarshal(b, &m) != nil {
-		return ""
-	}
-	if p, ok := m["failurePolicy"].(string); ok && (p == string(FailOpen) || p == string(FailClosed)) {
-		return FailurePolicy(p)
-	}
-	return ""
-}

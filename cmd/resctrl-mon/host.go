@@ -49,7 +49,7 @@ func hostCommand() *cli.Command {
 			Description: "The Helm chart's cleanup runs it on every node at helm uninstall (a post-delete hook), with\n" +
 				"--wait-placers, --release-groups (no RMID outlives resctrl-mon) and --event-node. Every decision\n" +
 				"is printed (kubectl logs); what is kept is an error (exit status 1), so the hook fails and says so.",
-			Flags: append(where, runtimeConfigFlag, waitPlacersFlag, releaseGroupsFlag, eventNodeFlag,
+			Flags: append(where, runtimeConfigFlag, waitPlacersFlag, releaseGroupsFlag, eventNodeFlag, noFilesFlag,
 				unlessDaemonSetFlag, apiServerFlag, procFlag),
 			Action: hostUninstall,
 		},
@@ -123,8 +123,11 @@ func hostUninstall(c *cli.Context) error {
 		d.say(kubeapi.ReasonKept, err.Error())
 		return err
 	}
-	res, err := hostinstall.Uninstall(o)
-	printResult(c, res)
+	var res hostinstall.Result
+	if !c.Bool(noFilesFlag.Name) {
+		res, err = hostinstall.Uninstall(o)
+		printResult(c, res)
+	}
 	if err != nil && len(res.Removed) == 0 {
 		// Refused (a runtime names the wrapper) or unknown: the files, and the groups the
 		// wrapper's pods use, all stay.
@@ -135,7 +138,7 @@ func hostUninstall(c *cli.Context) error {
 		d.say(kubeapi.ReasonKept, msg)
 		return err
 	}
-	if err == nil && len(res.Removed) == 0 {
+	if err == nil && len(res.Removed) == 0 && !c.Bool(noFilesFlag.Name) {
 		fmt.Fprintf(c.App.Writer, "nothing to remove: no manifest at %s\n", o.ManifestPath())
 	}
 	// The hooks first, so that no container is placed into a group about to go.

@@ -45,6 +45,10 @@ var (
 		Name:  "event-node",
 		Usage: "also post the decision as an Event on this `node` (ResctrlMonUninstall or ResctrlMonKept, namespace default), best effort, with the pod's service account",
 	}
+	noFilesFlag = &cli.BoolFlag{
+		Name:  "no-files",
+		Usage: "take no file off the host, only the groups (--release-groups): the chart's mode nri without the wrapper installs none, and mounts none",
+	}
 	procFlag = &cli.StringFlag{Name: "proc", Value: "/proc", Hidden: true}
 )
 

@@ -18,9 +18,9 @@
 // Per pod: resctrl_mon_pod_info{pod_uid,namespace,pod,group,class,state} 1 (state is one of
 // inventory.States), so queries can
 // join on group and leave out late-assigned pods (whose counters are a lower bound); and
-// pressure through lib/psimetrics, labelled pod_uid, namespace, pod and container: the
-// pod's cgroup with container "" (as cAdvisor labels a pod's own cgroup), each container's
-// with its id.
+// pressure through lib/psimetrics, labelled pod_uid, namespace, pod, container and
+// container_id: the pod's cgroup with both "" (as cAdvisor labels a pod's own cgroup), each
+// container's with its recorded name (its id where none was recorded) and its runtime's id.
 //
 // # Counters never step backwards
 //

@@ -28,6 +28,7 @@ import (
 
 	"github.com/resctrl-mon/resctrl-mon/lib/config"
 	"github.com/resctrl-mon/resctrl-mon/lib/exporter"
+	"github.com/resctrl-mon/resctrl-mon/lib/harden"
 	"github.com/resctrl-mon/resctrl-mon/lib/logging"
 	"github.com/resctrl-mon/resctrl-mon/lib/nriplugin"
 	"github.com/resctrl-mon/resctrl-mon/lib/permission"
@@ -35,6 +36,7 @@ import (
 
 func main() {
 	oneProc(os.Getenv)
+	harden.NonDumpable(os.Stderr) // other root hostPID pods must not reach its NRI socket through /proc/<pid>/root
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
 	defer stop()
 	os.Exit(run(ctx, os.Args[1:], os.Stderr))

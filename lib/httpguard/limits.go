@@ -49,9 +49,11 @@ func Defaults() Limits {
 		// of 500 pods takes well under 1 s here), so only a client that stopped reading
 		// is cut.
 		WriteTimeout: 30 * time.Second,
-		// Longer than the usual 15-60 s scrape interval, so a scraper's keep-alive
-		// connection is reused rather than made again at every scrape.
-		IdleTimeout: 90 * time.Second,
+		// Longer than the usual 15 s scrape interval, so a scraper's keep-alive connection
+		// is reused; one scraping less often makes a new connection at each scrape (one
+		// handshake), and a client that got its answer and stays connected without asking
+		// again is gone after this.
+		IdleTimeout: 30 * time.Second,
 		// Basic auth and Prometheus' headers are well under 1 KiB (net/http's default is 1 MiB).
 		MaxHeaderBytes: 16 << 10,
 		// A few scrapers and probes use a handful; 64 idle connections cost ~2 MiB.

@@ -7,6 +7,8 @@ import (
 	"time"
 
 	"github.com/urfave/cli/v2"
+
+	"github.com/resctrl-mon/resctrl-mon/lib/harden"
 )
 
 // everyFlag turns a one-shot command into a loop: the DaemonSet's reconcile container runs
@@ -27,6 +29,7 @@ func repeat(action cli.ActionFunc) cli.ActionFunc {
 		if every < time.Second {
 			return fmt.Errorf("--every %s: want at least 1s (or 0 for once)", every)
 		}
+		harden.NonDumpable(c.App.ErrWriter) // long-running from here: see lib/harden
 		ctx, stop := signal.NotifyContext(c.Context, syscall.SIGTERM, syscall.SIGINT)
 		defer stop()
 		t := time.NewTicker(every)

@@ -11,6 +11,7 @@ import (
 
 	"github.com/resctrl-mon/resctrl-mon/lib/cliconfig"
 	"github.com/resctrl-mon/resctrl-mon/lib/exporter"
+	"github.com/resctrl-mon/resctrl-mon/lib/harden"
 )
 
 func serveCommand() *cli.Command {
@@ -30,6 +31,7 @@ func serve(c *cli.Context) error {
 	if c.NArg() > 0 {
 		return fmt.Errorf("serve takes no arguments, got %q", c.Args().Slice())
 	}
+	harden.NonDumpable(c.App.ErrWriter) // long-running: see lib/harden
 	cfg, err := cliconfig.Load(c)
 	if err != nil {
 		return err

@@ -9,6 +9,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/resctrl-mon/resctrl-mon/lib/harden"
 	"github.com/resctrl-mon/resctrl-mon/lib/sidecar"
 )
 
@@ -43,6 +44,7 @@ func runSidecar(c *cli.Context) error {
 	if c.Args().Len() > 0 {
 		return fmt.Errorf("sidecar: unexpected argument %q", c.Args().First())
 	}
+	harden.NonDumpable(c.App.ErrWriter) // long-running: see lib/harden
 	port, err := sidecar.ParsePort(c.String("port"))
 	if err != nil {
 		return fmt.Errorf("sidecar: --port or PORT: %w", err)

@@ -120,6 +120,7 @@ func hostUninstall(c *cli.Context) error {
 		fmt.Fprintf(c.App.Writer, "uninstalling: %s\n", why)
 	}
 	if err := waitPlacers(c); err != nil {
+		err = fmt.Errorf("kept everything on this node: %w", err)
 		d.say(kubeapi.ReasonKept, err.Error())
 		return err
 	}
@@ -141,15 +142,24 @@ func hostUninstall(c *cli.Context) error {
 	if err == nil && len(res.Removed) == 0 && !c.Bool(noFilesFlag.Name) {
 		fmt.Fprintf(c.App.Writer, "nothing to remove: no manifest at %s\n", o.ManifestPath())
 	}
-	// The hooks first, so that no container is placed into a group about to go.
+	// The hooks first, so that no container is placed into a group about to go; then once
+	// more no placer, for a hook a runtime started before its registration went.
 	released := 0
 	if c.Bool(releaseGroupsFlag.Name) {
-		n, rerr := releaseGroups(c)
-		released, err = n, errors.Join(err, rerr)
+		if werr := waitPlacers(c); werr != nil {
+			err = errors.Join(err, werr)
+		} else {
+			n, rerr := releaseGroups(c)
+			released, err = n, errors.Join(err, rerr)
+		}
 	}
 	if err != nil {
-		d.say(kubeapi.ReasonKept, fmt.Sprintf("removed %d files and released %d groups, but not all: %v", len(res.Removed), released, err))
+		d.say(kubeapi.ReasonKept, fmt.Sprintf("removed %d files and released %d groups, and kept the rest: %v", len(res.Removed), released, err))
 		return err
+	}
+	if c.Bool(noFilesFlag.Name) {
+		d.say(kubeapi.ReasonUninstall, fmt.Sprintf("released %d groups (no file: --no-files)", released))
+		return nil
 	}
 	d.say(kubeapi.ReasonUninstall, fmt.Sprintf("removed %d files resctrl-mon installed (%s) and released %d groups", len(res.Removed), strings.Join(res.Removed, ", "), released))
 	return nil

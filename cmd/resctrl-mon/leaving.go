@@ -97,7 +97,7 @@ func waitPlacers(c *cli.Context) error {
 			names = append(names, fmt.Sprintf("%s (pid %d)", p.Cmd, p.PID))
 		}
 		if time.Now().After(deadline) {
-			return fmt.Errorf("kept everything on this node: still running after %s: %s; it could make groups behind the release", limit, strings.Join(names, ", "))
+			return fmt.Errorf("still running after %s: %s, which could make groups behind the release", limit, strings.Join(names, ", "))
 		}
 		if !said {
 			fmt.Fprintf(c.App.Writer, "waiting up to %s for %s to end\n", limit, strings.Join(names, ", "))

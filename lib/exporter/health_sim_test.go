@@ -28,7 +28,7 @@ func TestHealthSaysWhyAWriteWasRefused(t *testing.T) {
 		errno syscall.Errno
 		want  []string
 	}{
-		{"EACCES on mkdir", resctrlsim.OpMkdir, syscall.EACCES, []string{"permission denied", "lsm-or-file-mode", "an LSM", "SELinux", "mon_groups/" + uidBusy}},
+		{"EACCES on mkdir", resctrlsim.OpMkdir, syscall.EACCES, []string{"permission denied", "[lsm", "an LSM", "SELinux", "mon_groups/" + uidBusy}},
 		{"EPERM on tasks", resctrlsim.OpTasksWrite, syscall.EPERM, []string{"operation not permitted", "task-owner", "hostUsers", "tasks"}},
 	} {
 		t.Run(c.name, func(t *testing.T) {

@@ -93,7 +93,8 @@ type Rollout struct {
 }
 
 // judge reads the DaemonSet and its pods. A failure is final even while kubelet retries the
-// init container: the first answer (a refusal, say) is what the operator must read now.
+// init container: the answer (a refusal, say) is what the operator must read now. A retry that
+// succeeded (the operator fixed the node meanwhile) is a success.
 func judge(ds daemonSet, pods []pod) Rollout {
 	var r Rollout
 	for _, p := range pods {
@@ -102,11 +103,13 @@ func judge(ds daemonSet, pods []pod) Rollout {
 			node = "(pod " + p.Metadata.Name + ", not scheduled)"
 		}
 		for _, c := range p.Status.InitContainerStatuses {
-			for _, t := range []*terminated{c.State.Terminated, c.LastState.Terminated} {
-				if t != nil && t.ExitCode != 0 {
-					r.Failed = append(r.Failed, fmt.Sprintf("node %s: %s exited %d (%s): %s", node, c.Name, t.ExitCode, t.Reason, strings.TrimSpace(t.Message)))
-					break
-				}
+			// The attempt that ended decides; while kubelet retries, the one before it.
+			t := c.State.Terminated
+			if t == nil {
+				t = c.LastState.Terminated
+			}
+			if t != nil && t.ExitCode != 0 {
+				r.Failed = append(r.Failed, fmt.Sprintf("node %s: %s exited %d (%s): %s", node, c.Name, t.ExitCode, t.Reason, strings.TrimSpace(t.Message)))
 			}
 			if w := c.State.Waiting; w != nil && w.Reason != "" && w.Reason != "PodInitializing" {
 				r.Waiting = append(r.Waiting, fmt.Sprintf("node %s: %s waiting: %s %s", node, c.Name, w.Reason, w.Message))

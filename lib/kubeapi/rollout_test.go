@@ -21,6 +21,8 @@ const (
 	podRunning = `{"metadata":{"name":"c-2"},"spec":{"nodeName":"n2"},"status":{"phase":"Pending","initContainerStatuses":[{"name":"cleanup","state":{"running":{}}}],"conditions":[{"type":"Ready","status":"False"}]}}`
 	podRefused = `{"metadata":{"name":"c-3"},"spec":{"nodeName":"n3"},"status":{"phase":"Pending","initContainerStatuses":[{"name":"cleanup","state":{"waiting":{"reason":"CrashLoopBackOff"}},` +
 		`"lastState":{"terminated":{"exitCode":1,"reason":"Error","message":"kept everything: /etc/containerd/config.toml line 12 names /usr/local/bin/resctrl-mon-runtime"}}}]}}`
+	podFixed = `{"metadata":{"name":"c-5"},"spec":{"nodeName":"n5"},"status":{"phase":"Running","initContainerStatuses":[{"name":"cleanup","state":{"terminated":{"exitCode":0,"reason":"Completed"}},` +
+		`"lastState":{"terminated":{"exitCode":1,"reason":"Error","message":"kept everything"}}}],"conditions":[{"type":"Ready","status":"True"}]}}`
 	podPull = `{"metadata":{"name":"c-4"},"spec":{"nodeName":"n4"},"status":{"phase":"Pending","initContainerStatuses":[{"name":"cleanup","state":{"waiting":{"reason":"ImagePullBackOff","message":"no such image"}}}]}}`
 )
 
@@ -42,6 +44,7 @@ func TestJudge(t *testing.T) {
 		{"not yet seen by the controller", dsJSON(1, 0, 0, 0, 0), pods(), false, "", "not seen"},
 		{"one node still cleaning", dsJSON(1, 1, 2, 2, 1), pods(podReady, podRunning), false, "", "node n2"},
 		{"refused on a node", dsJSON(1, 1, 2, 2, 1), pods(podReady, podRefused), false, "node n3: cleanup exited 1 (Error): kept everything: /etc/containerd/config.toml", ""},
+		{"refused, then done on a retry", dsJSON(1, 1, 1, 1, 1), pods(podFixed), true, "", ""},
 		{"image not pulled", dsJSON(1, 1, 1, 1, 0), pods(podPull), false, "", "ImagePullBackOff"},
 	} {
 		ds, err := parseDaemonSet([]byte(tc.ds))

@@ -21,9 +21,15 @@ type valueRow struct {
 }
 
 // descMark marks a value's description in values.yaml, as helm-docs does: a comment whose first
-// line starts with "# --", the lines after it continuing it. Other comments are for whoever
+// line starts with "# -- ", the lines after it continuing it. Other comments are for whoever
 // edits the file.
 const descMark = "# --"
+
+// isDescMark: "# --" alone or followed by a space ("# --timeout" continues a sentence).
+func isDescMark(line string) bool {
+	l := strings.TrimSpace(line)
+	return l == descMark || strings.HasPrefix(l, descMark+" ")
+}
 
 func chartValuesData(root string) (any, error) {
 	b, err := os.ReadFile(filepath.Join(root, ChartValues))
@@ -78,7 +84,7 @@ func description(head string) (string, bool) {
 	lines := strings.Split(head, "\n")
 	start := -1
 	for i, l := range lines {
-		if strings.HasPrefix(strings.TrimSpace(l), descMark) {
+		if isDescMark(l) {
 			start = i
 		}
 	}

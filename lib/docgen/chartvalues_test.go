@@ -52,6 +52,10 @@ on: true
   # three.
   y: 1
 `, []valueRow{{"`x.y`", "int", "`1`", "One, two three."}}, ""},
+		{"a continued line that starts with --", `# -- Keep it below ` + "`helm uninstall`" + `
+# --timeout (5m).
+t: 240
+`, []valueRow{{"`t`", "int", "`240`", "Keep it below `helm uninstall` --timeout (5m)."}}, ""},
 		{"an empty map needs a description", "m: {}\n", nil, "m (line 1) has no"},
 		{"not a map", "- a\n", nil, "not a YAML map"},
 	} {

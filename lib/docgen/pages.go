@@ -35,6 +35,7 @@ func Pages(root string) ([]Page, error) {
 		{"docs/reference/metrics.md", func(string) (any, error) { return metricsData() }},
 		{"docs/reference/actions.md", actionsData},
 		{"docs/reference/cli.md", cliData},
+		{"install/helm/resctrl-mon/README.md", chartValuesData},
 	} {
 		data, err := g.make(root)
 		if err != nil {

@@ -118,6 +118,10 @@ func TestChartPrivileges(t *testing.T) {
 			if tol := list(spec, "tolerations"); len(tol) != 1 || get(tol[0], "operator") != "Exists" || get(tol[0], "key") != nil {
 				t.Errorf("tolerations = %v, want one that tolerates every taint", tol)
 			}
+			// Tolerating every taint, the pods must still keep off nodes they cannot run on.
+			if sel := get(spec, "nodeSelector"); fmt.Sprint(sel) != "map[kubernetes.io/os:linux]" {
+				t.Errorf("nodeSelector = %v, want kubernetes.io/os: linux", sel)
+			}
 			// The service account may read its own DaemonSet, nothing else.
 			rules := list(render(t, "mode="+mode)["Role/rm-resctrl-mon"], "rules")
 			if len(rules) != 1 || fmt.Sprint(get(rules[0], "verbs")) != "[get]" || fmt.Sprint(get(rules[0], "resources")) != "[daemonsets]" ||
@@ -178,11 +182,13 @@ func mountAt(c any, path string) any {
 }
 
 // What each mode runs and mounts: nri the adapter on the runtime's socket and nothing of the
-// hooks; hooks the installer, the exporter and reconcile, with the host's hook paths.
+// hooks; hooks the installer and reconcile, with the host's hook paths; both the exporter in a
+// container of its own. resctrl is mounted at /host + the node's path (AppArmor: see
+// apparmor_chart_test.go).
 func TestChartModes(t *testing.T) {
 	t.Parallel()
 	nri := get(render(t, "mode=nri", "nri.socket=/run/x/nri.sock")["DaemonSet/rm-resctrl-mon"], "spec", "template", "spec")
-	if got := names(list(nri, "containers"), "name"); !slices.Equal(got, []string{"nri-adapter"}) {
+	if got := names(list(nri, "containers"), "name"); !slices.Equal(got, []string{"exporter", "nri-adapter"}) {
 		t.Errorf("nri containers = %v", got)
 	}
 	if l := list(nri, "initContainers"); l != nil {
@@ -190,15 +196,27 @@ func TestChartModes(t *testing.T) {
 	}
 	ad := container(nri, "containers", "nri-adapter")
 	cmd := fmt.Sprint(get(ad, "command"))
-	for _, want := range []string{"resctrl-mon-nri", "--nri-socket=/run/x/nri.sock", "--listen=:9432", "--config=/etc/resctrl-mon/config.yaml"} {
+	for _, want := range []string{"resctrl-mon-nri", "--nri-socket=/run/x/nri.sock", "--config=/etc/resctrl-mon/config.yaml"} {
 		if !strings.Contains(cmd, want) {
 			t.Errorf("nri-adapter command %s lacks %s", cmd, want)
 		}
 	}
-	for _, p := range []string{"/run/x", "/sys/fs/resctrl", "/run/resctrl-mon", "/host/sys/fs/cgroup"} {
+	// The adapter serves nothing: a scrape cannot reach the process that places.
+	for _, no := range []string{"--listen", "--web.config.file", "--pressure-averages"} {
+		if strings.Contains(cmd, no) {
+			t.Errorf("nri-adapter command %s has %s", cmd, no)
+		}
+	}
+	if p := get(ad, "ports"); p != nil {
+		t.Errorf("nri-adapter ports = %v, want none", p)
+	}
+	for _, p := range []string{"/run/x", "/host/sys/fs/resctrl", "/run/resctrl-mon", "/host/sys/fs/cgroup"} {
 		if mountAt(ad, p) == nil {
 			t.Errorf("nri-adapter does not mount %s", p)
 		}
+	}
+	if mountAt(ad, "/sys/fs/resctrl") != nil {
+		t.Error("nri-adapter mounts resctrl at /sys/fs/resctrl, which the runtimes' AppArmor profiles deny writing")
 	}
 	if m := mountAt(ad, "/host/sys/fs/cgroup"); get(m, "readOnly") != true {
 		t.Errorf("the cgroup tree is mounted writable: %v", m)
@@ -219,16 +237,6 @@ func TestChartModes(t *testing.T) {
 		t.Error("install-hooks does not mount the host's hooks dir")
 	}
 	rec := container(hooks, "containers", "reconcile")
-	// Whatever places containers takes everything away as it stops, but only when its
-	// DaemonSet is gone.
-	for _, c := range []any{rec, ad} {
-		got := fmt.Sprint(get(c, "lifecycle", "preStop", "exec", "command"))
-		for _, want := range []string{"host uninstall", "--unless-daemonset=monitoring/rm-resctrl-mon", "--release-groups"} {
-			if !strings.Contains(got, want) {
-				t.Errorf("%s preStop = %s, lacks %s", get(c, "name"), got, want)
-			}
-		}
-	}
 	for _, p := range []string{"/run/runc", "/run/containerd/runc", "/run/crun"} {
 		if m := mountAt(rec, p); m == nil || get(m, "readOnly") != true {
 			t.Errorf("reconcile mounts runtime root %s as %v, want read-only", p, m)
@@ -236,6 +244,50 @@ func TestChartModes(t *testing.T) {
 	}
 	if c := container(hooks, "containers", "nri-adapter"); c != nil {
 		t.Error("hooks mode runs the NRI adapter")
+	}
+	// The exporter is the same in both modes, and writes nothing.
+	for mode, spec := range map[string]any{"nri": nri, "hooks": hooks} {
+		ex := container(spec, "containers", "exporter")
+		if got := fmt.Sprint(get(ex, "command")); !strings.Contains(got, "resctrl-mon --config=/etc/resctrl-mon/config.yaml serve --listen=[$(HOST_IP)]:9432") {
+			t.Errorf("%s: exporter command = %s", mode, got)
+		}
+		for _, m := range list(ex, "volumeMounts") {
+			if get(m, "readOnly") != true {
+				t.Errorf("%s: the exporter mounts %v writable", mode, get(m, "mountPath"))
+			}
+		}
+		if mountAt(ex, "/host/sys/fs/resctrl") == nil || mountAt(ex, "/run/resctrl-mon") == nil {
+			t.Errorf("%s: the exporter does not mount resctrl and the state dir", mode)
+		}
+	}
+}
+
+// No long-running container stops the node's pods from being placed or cleaned up behind the
+// chart's back: none has a preStop (only a Helm uninstall takes things away), and only the
+// init container that installs mounts the host directories the runtime executes from.
+func TestChartLongRunningContainers(t *testing.T) {
+	t.Parallel()
+	for _, set := range [][]string{{"mode=nri"}, {"mode=hooks"}, {"mode=nri", "wrapper.enabled=true"}, {"mode=hooks", "wrapper.enabled=true"}} {
+		spec := get(render(t, set...)["DaemonSet/rm-resctrl-mon"], "spec", "template", "spec")
+		for _, c := range append(list(spec, "initContainers"), list(spec, "containers")...) {
+			name := get(c, "name")
+			if l := get(c, "lifecycle"); l != nil {
+				t.Errorf("%v: %s has lifecycle %v", set, name, l)
+			}
+			if name == "install-hooks" {
+				continue
+			}
+			for _, m := range list(c, "volumeMounts") {
+				if v := fmt.Sprint(get(m, "name")); strings.HasPrefix(v, "host-") {
+					t.Errorf("%v: %s mounts %s (%v)", set, name, v, get(m, "mountPath"))
+				}
+			}
+		}
+		if strings.Contains(set[0], "hooks") || len(set) > 1 {
+			if in := container(spec, "initContainers", "install-hooks"); in == nil || mountAt(in, "/host/usr/local/libexec/oci/hooks.d") == nil {
+				t.Errorf("%v: install-hooks does not mount the hook's directory", set)
+			}
+		}
 	}
 }
 
@@ -251,8 +303,9 @@ func TestChartConfig(t *testing.T) {
 	}
 	want := config.Default()
 	want.Log = "stderr"
+	want.ResctrlRoot = "/host/sys/fs/resctrl"
 	if fmt.Sprintf("%+v", got) != fmt.Sprintf("%+v", want) {
-		t.Errorf("chart config:\n %+v\nwant the defaults but log: stderr:\n %+v", got, want)
+		t.Errorf("chart config:\n %+v\nwant the defaults but log: stderr and resctrl where the pod mounts it:\n %+v", got, want)
 	}
 	var values struct {
 		Config map[string]any `yaml:"config"`
@@ -273,8 +326,8 @@ func TestChartConfig(t *testing.T) {
 	if err != nil {
 		t.Fatalf("hook-config.yaml: %v", err)
 	}
-	if hook.Log != "syslog" || hook.StateDir != want.StateDir {
-		t.Errorf("hook config log=%s stateDir=%s, want syslog and the pod's state dir", hook.Log, hook.StateDir)
+	if hook.Log != "syslog" || hook.StateDir != want.StateDir || hook.ResctrlRoot != "/sys/fs/resctrl" {
+		t.Errorf("hook config log=%s stateDir=%s resctrlRoot=%s, want syslog and the node's paths", hook.Log, hook.StateDir, hook.ResctrlRoot)
 	}
 	// A value set through helm reaches the config.
 	set := render(t, "config.failurePolicy=closed", "config.retention=90s")["ConfigMap/rm-resctrl-mon"]
@@ -295,6 +348,12 @@ func TestChartBadValues(t *testing.T) {
 		{"hooks.timeout=1", "timeout"},
 		{"exporter.port=0", "port"},
 		{"config.runtimeRoots[0]=/run/x/*/y", "runtimeRoots"},
+		{"exporter.listen=:9432", "listen"},
+		{"exporter.host=a b", "host"},
+		{"appArmorProfile.type=Localhost", "localhostProfile"},
+		{"appArmorProfile.type=Bogus", "type"},
+		{"seLinuxOptions.kind=spc_t", "kind"},
+		{"resources.adapter=1", "adapter"},
 	} {
 		_, err := helm(t, "template", "rm", chartDir(t), "--set", "mode=hooks", "--set", tc.set)
 		if err == nil || !strings.Contains(err.Error(), tc.want) {
@@ -315,7 +374,7 @@ func TestChartOptional(t *testing.T) {
 	if get(ann, "prometheus.io/scrape") != "true" || get(ann, "prometheus.io/port") != "9432" {
 		t.Errorf("scrape annotations = %v", ann)
 	}
-	all := render(t, "exporter.podMonitor.enabled=true", "dashboard.enabled=true", "exporter.scrapeAnnotations=false", "exporter.port=9500", "exporter.listen=127.0.0.1:9500")
+	all := render(t, "exporter.podMonitor.enabled=true", "dashboard.enabled=true", "exporter.scrapeAnnotations=false", "exporter.port=9500", "exporter.host=127.0.0.1")
 	pm := all["PodMonitor/rm-resctrl-mon"]
 	if get(pm, "spec", "podMetricsEndpoints", "0", "port") != "metrics" {
 		t.Errorf("PodMonitor = %v", pm)
@@ -327,9 +386,9 @@ func TestChartOptional(t *testing.T) {
 	if p := get(ds, "spec", "template", "spec", "containers", "0", "ports", "0", "containerPort"); p != 9500 {
 		t.Errorf("metrics port = %v, want 9500", p)
 	}
-	// The probe asks where the exporter listens: a host-network pod's address is the node's.
+	// The probe asks where the exporter listens.
 	if h := get(ds, "spec", "template", "spec", "containers", "0", "readinessProbe", "httpGet", "host"); h != "127.0.0.1" {
-		t.Errorf("readiness probe host = %v, want 127.0.0.1 (exporter.listen's)", h)
+		t.Errorf("readiness probe host = %v, want 127.0.0.1 (exporter.host)", h)
 	}
 	dash := fmt.Sprint(get(all["ConfigMap/rm-resctrl-mon-dashboard"], "data", "resctrl-mon.json"))
 	want, err := os.ReadFile(filepath.Join(repoRoot(t), "install", "grafana", "resctrl-mon.json"))
@@ -342,8 +401,7 @@ func TestChartOptional(t *testing.T) {
 }
 
 // wrapper.enabled: the wrapper and the hook it lists go on the node in either mode (an NRI
-// node gets no hooks.d JSON), a RuntimeClass names the runtime's handler, and the container
-// that takes them away again mounts where they are.
+// node gets no hooks.d JSON), and a RuntimeClass names the runtime's handler.
 func TestChartWrapper(t *testing.T) {
 	t.Parallel()
 	objs := render(t, "mode=nri", "wrapper.enabled=true", "wrapper.path=/opt/rm/bin/resctrl-mon-runtime", "wrapper.handler=rmw")
@@ -359,11 +417,9 @@ func TestChartWrapper(t *testing.T) {
 			t.Errorf("install-hooks command %s lacks %s", cmd, want)
 		}
 	}
-	for _, c := range []any{in, container(spec, "containers", "nri-adapter")} {
-		for _, p := range []string{"/host/opt/rm/bin", "/host/usr/local/libexec/oci/hooks.d", "/host/etc/resctrl-mon"} {
-			if mountAt(c, p) == nil {
-				t.Errorf("%s does not mount %s", get(c, "name"), p)
-			}
+	for _, p := range []string{"/host/opt/rm/bin", "/host/usr/local/libexec/oci/hooks.d", "/host/etc/resctrl-mon"} {
+		if mountAt(in, p) == nil {
+			t.Errorf("install-hooks does not mount %s", p)
 		}
 	}
 	hook, err := config.Parse(strings.NewReader(fmt.Sprint(get(objs["ConfigMap/rm-resctrl-mon"], "data", "hook-config.yaml"))))

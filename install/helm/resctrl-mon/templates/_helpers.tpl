@@ -46,10 +46,13 @@ mounts its parent; any other glob is refused, since the chart cannot mount what 
 {{- end -}}
 
 {{/*
-The container's security context. No container is privileged; each drops every capability
-and adds back only what its mode was measured to need (docs/install/kubernetes.md says what
-and why): resctrl's files and the state dir are root's, and a root process moves any task
-into a resctrl group without a capability, so root (uid 0) with none is enough.
+The container's security context. No container is privileged; each drops every capability:
+resctrl's files and the state dir are root's, and a root process moves any task into a resctrl
+group without a capability, so root (uid 0) with none is enough (docs/install/security.md).
+appArmorProfile is set only when a type is named: kubelet refuses a pod that names one, even
+RuntimeDefault, on a node without AppArmor; unset, the runtime applies its default where
+AppArmor is on. Before Kubernetes 1.30 the field does not exist: the pod's annotations carry it
+(resctrl-mon.appArmorAnnotations).
 */}}
 {{- define "resctrl-mon.securityContext" -}}
 privileged: false
@@ -64,51 +67,70 @@ capabilities:
   {{- end }}
 seccompProfile:
   type: RuntimeDefault
+{{- with .Values.appArmorProfile }}
+{{- if and .type (include "resctrl-mon.appArmorField" $) }}
+appArmorProfile:
+  type: {{ .type }}
+  {{- if eq .type "Localhost" }}
+  localhostProfile: {{ required "appArmorProfile.localhostProfile: needed with type Localhost" .localhostProfile }}
+  {{- end }}
+{{- end }}
+{{- end }}
+{{- end -}}
+
+{{/* "true" when the API server knows securityContext.appArmorProfile (GA in 1.30). */}}
+{{- define "resctrl-mon.appArmorField" -}}
+{{- if semverCompare ">=1.30-0" .Capabilities.KubeVersion.Version }}true{{ end -}}
+{{- end -}}
+
+{{/* Before 1.30, the AppArmor profile as the deprecated per-container annotation. */}}
+{{- define "resctrl-mon.appArmorAnnotations" -}}
+{{- $t := .root.Values.appArmorProfile.type -}}
+{{- if and $t (not (include "resctrl-mon.appArmorField" .root)) -}}
+{{- $v := get (dict "RuntimeDefault" "runtime/default" "Unconfined" "unconfined" "Localhost" (printf "localhost/%s" .root.Values.appArmorProfile.localhostProfile)) $t -}}
+{{- $lines := list -}}
+{{- range .containers }}{{ $lines = append $lines (printf "container.apparmor.security.beta.kubernetes.io/%s: %s" . $v) }}{{ end -}}
+{{- join "\n" $lines -}}
+{{- end -}}
+{{- end -}}
+
+{{/*
+Where the pod mounts the node's resctrl root: under /host, as the cgroup tree. AppArmor
+matches a path as the confined task sees it, and the runtimes' default profiles (containerd's
+cri-containerd.apparmor.d, containers/common's for CRI-O and podman) deny writes below
+/sys/fs/[^c]* (a glob), so /sys/fs/resctrl inside the container could not be written; /host/... is
+named by none of their rules (test/k8s/apparmor_chart_test.go checks it).
+*/}}
+{{- define "resctrl-mon.resctrlPath" -}}
+{{- printf "/host%s" (clean .Values.config.resctrlRoot) -}}
 {{- end -}}
 
 {{/*
 What every container that reads or writes groups mounts: resctrl (with HostToContainer, a
 resctrl mounted on the node after the pod started appears in it), the shared state and
 snapshot dirs at the node's paths, and the node's cgroup tree (read-only; found through
-mountinfo wherever it is mounted) for pressure.
+mountinfo wherever it is mounted) for pressure. With readOnly, resctrl, the state and the
+snapshots are mounted read-only (the exporter: a scrape writes nothing).
 */}}
 {{- define "resctrl-mon.mounts" -}}
+{{- $v := .root.Values }}
+{{- $ro := .readOnly -}}
 - {name: config, mountPath: /etc/resctrl-mon, readOnly: true}
-- {name: resctrl, mountPath: {{ .Values.config.resctrlRoot }}
-  {{- with .Values.resctrlMountPropagation }}, mountPropagation: {{ . }}{{ end }}}
-- {name: state, mountPath: {{ .Values.config.stateDir }}}
-{{- $snap := .Values.config.snapshotDir }}
-{{- if and $snap (not (hasPrefix (printf "%s/" .Values.config.stateDir) $snap)) }}
-- {name: snapshots, mountPath: {{ $snap }}}
+- {name: resctrl, mountPath: {{ include "resctrl-mon.resctrlPath" .root }}
+  {{- with $v.resctrlMountPropagation }}, mountPropagation: {{ . }}{{ end }}{{ if $ro }}, readOnly: true{{ end }}}
+- {name: state, mountPath: {{ $v.config.stateDir }}{{ if $ro }}, readOnly: true{{ end }}}
+{{- $snap := $v.config.snapshotDir }}
+{{- if and $snap (not (hasPrefix (printf "%s/" $v.config.stateDir) $snap)) }}
+- {name: snapshots, mountPath: {{ $snap }}{{ if $ro }}, readOnly: true{{ end }}}
 {{- end }}
 - {name: cgroup, mountPath: /host/sys/fs/cgroup, readOnly: true}
 {{- end -}}
 
 {{/*
-The preStop of the container that places (the adapter, or reconcile): when the pod stops
-because the chart is uninstalled (its DaemonSet is gone), take off the node what the chart put
-there (mode hooks: the hooks.d JSON, the hook, its config) and end every group resctrl-mon owns.
-A pod replaced, upgraded or drained finds its DaemonSet and leaves everything to the next.
-*/}}
-{{- define "resctrl-mon.leave" -}}
-- /usr/local/bin/resctrl-mon
-- --config=/etc/resctrl-mon/config.yaml
-- host
-- uninstall
-- --unless-daemonset={{ .Release.Namespace }}/{{ include "resctrl-mon.fullname" . }}
-{{- with .Values.kubernetesAPI }}
-- --api-server={{ . }}
-{{- end }}
-- --release-groups
-- --host-root=/host
-- --hook-path={{ .Values.hooks.hookPath }}
-- --hooks-dir={{ .Values.hooks.hooksDir }}
-- --config-path={{ .Values.hooks.configPath }}
-{{- end -}}
-
-{{/*
-The node's directories that hold what install-hooks puts there, under /host. A directory
-named twice (the wrapper beside the hook) is mounted once.
+The node's directories that hold what install-hooks puts there, under /host. Only the init
+container that installs (and the uninstall Job) mounts them: a long-running container with a
+writable mount of a directory the runtime executes from is one exploit away from every
+container on the node. A directory named twice (the wrapper beside the hook) is mounted once.
 */}}
 {{- define "resctrl-mon.hostFileMounts" -}}
 - {name: host-hook, mountPath: /host{{ dir .Values.hooks.hookPath }}}
@@ -120,5 +142,38 @@ named twice (the wrapper beside the hook) is mounted once.
 {{- end }}
 {{- if and .Values.wrapper.enabled (ne (dir .Values.wrapper.path) (dir .Values.hooks.hookPath)) (ne (dir .Values.wrapper.path) (dir .Values.hooks.configPath)) }}
 - {name: host-wrapper, mountPath: /host{{ dir .Values.wrapper.path }}}
+{{- end }}
+{{- end -}}
+
+{{/*
+The exporter's --listen: exporter.host, or the node's address from the downward API
+(HOST_IP, which kubelet expands in args). Always bracketed: Go takes [1.2.3.4]:p as well as
+[::1]:p, and an IPv6 node address needs the brackets.
+*/}}
+{{- define "resctrl-mon.listen" -}}
+{{- $h := .Values.exporter.host | default "$(HOST_IP)" -}}
+{{- printf "[%s]:%v" (trimSuffix "]" (trimPrefix "[" $h)) .Values.exporter.port -}}
+{{- end -}}
+
+{{/*
+The exporter's probes: /healthz where it listens (a host-network pod's own address is the
+node's, so no host is named for the default), over HTTPS with a TLS web config; with basic
+auth, which kubelet cannot send, only the port.
+*/}}
+{{- define "resctrl-mon.probe" -}}
+{{- $e := .Values.exporter -}}
+{{- $host := trimSuffix "]" (trimPrefix "[" $e.host) -}}
+{{- if and $e.webConfig.secretName $e.webConfig.basicAuth -}}
+tcpSocket: {port: {{ $e.port }}{{ if and $host (not (has $host (list "0.0.0.0" "::"))) }}, host: {{ $host | quote }}{{ end }}}
+{{- else -}}
+httpGet:
+  path: /healthz
+  port: {{ $e.port }}
+  {{- if and $host (not (has $host (list "0.0.0.0" "::"))) }}
+  host: {{ $host | quote }}
+  {{- end }}
+  {{- if and $e.webConfig.secretName $e.webConfig.tls }}
+  scheme: HTTPS
+  {{- end }}
 {{- end }}
 {{- end -}}

@@ -60,6 +60,7 @@ func TestRelease(t *testing.T) {
 	base := "resctrl-mon-" + version
 	tarball := base + "-linux-" + runtime.GOARCH + ".tar.gz"
 	want := []string{"SHA256SUMS", base + ".oci.tar", base + ".tgz", tarball}
+	slices.Sort(want)
 	if got := dirNames(t, dist); !slices.Equal(got, want) {
 		t.Fatalf("%s holds %q, want %q", dist, got, want)
 	}
@@ -87,7 +88,7 @@ func TestRelease(t *testing.T) {
 		if got := inspect.Labels["org.opencontainers.image.version"]; got != version {
 			t.Errorf("the pushed image's version label %q, want %q", got, version)
 		}
-		pulled := filepath.Join(work, "pulled")
+		pulled := t.TempDir() // helm pull -d wants a directory that exists
 		runIn(t, "", env, helm, "pull", "--plain-http", "oci://"+reg.Addr+"/charts/resctrl-mon", "--version", version, "-d", pulled)
 		if a, b := fileSum(t, filepath.Join(pulled, base+".tgz")), fileSum(t, filepath.Join(dist, base+".tgz")); a != b {
 			t.Errorf("the chart pulled from the registry is not the one in %s", dist)
@@ -95,7 +96,7 @@ func TestRelease(t *testing.T) {
 		// Under a repository prefix, as a shared registry's projects are.
 		runIn(t, root, env, "make", append([]string{"push", "REGISTRY=" + reg.Addr, "REPOSITORY=team/tools"}, makeArgs...)...)
 		runIn(t, "", env, "skopeo", "inspect", "--tls-verify=false", "docker://"+reg.Addr+"/team/tools/resctrl-mon:"+version)
-		runIn(t, "", env, helm, "pull", "--plain-http", "oci://"+reg.Addr+"/team/tools/charts/resctrl-mon", "--version", version, "-d", filepath.Join(work, "pulled2"))
+		runIn(t, "", env, helm, "pull", "--plain-http", "oci://"+reg.Addr+"/team/tools/charts/resctrl-mon", "--version", version, "-d", t.TempDir())
 	})
 
 	t.Run("push refuses", func(t *testing.T) {

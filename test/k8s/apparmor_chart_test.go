@@ -206,17 +206,26 @@ func TestChartAppArmorDefaultProfiles(t *testing.T) {
 			t.Fatalf("%v: config.yaml: %v", set, err)
 		}
 		spec := get(objs["DaemonSet/rm-resctrl-mon"], "spec", "template", "spec")
-		var wrote []string
 		for _, c := range append(list(spec, "initContainers"), list(spec, "containers")...) {
-			name := get(c, "name")
-			if m := mountAt(c, cfg.ResctrlRoot); m == nil && name != "install-hooks" {
-				t.Errorf("%v: %s does not mount resctrl where the pod's config says (%s)", set, name, cfg.ResctrlRoot)
+			if m := mountAt(c, cfg.ResctrlRoot); m == nil && get(c, "name") != "install-hooks" {
+				t.Errorf("%v: %s does not mount resctrl where the pod's config says (%s)", set, get(c, "name"), cfg.ResctrlRoot)
 			}
-			for _, p := range written(c, cfg.ResctrlRoot) {
-				wrote = append(wrote, p)
-				for f, rules := range profiles {
-					if r := denied(rules, p, 'w'); r != "" {
-						t.Errorf("%v: %s writes %s, which %s denies (deny %s w)", set, name, p, f, r)
+		}
+		// Every container of every workload the chart renders (the uninstall cleanup too).
+		var wrote []string
+		for key, o := range objs {
+			kind, _, _ := strings.Cut(key, "/")
+			if kind != "DaemonSet" && kind != "Job" {
+				continue
+			}
+			spec := get(o, "spec", "template", "spec")
+			for _, c := range append(list(spec, "initContainers"), list(spec, "containers")...) {
+				for _, p := range written(c, cfg.ResctrlRoot) {
+					wrote = append(wrote, p)
+					for f, rules := range profiles {
+						if r := denied(rules, p, 'w'); r != "" {
+							t.Errorf("%v: %s %s writes %s, which %s denies (deny %s w)", set, key, get(c, "name"), p, f, r)
+						}
 					}
 				}
 			}

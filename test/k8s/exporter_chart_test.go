@@ -48,10 +48,12 @@ func TestChartExporterAddress(t *testing.T) {
 			if p := fmt.Sprint(get(ex, "ports", "0", "containerPort")); p != port || get(ex, "ports", "0", "name") != "metrics" {
 				t.Errorf("%v: ports %v, want metrics on %s", set, get(ex, "ports"), port)
 			}
-			for _, probe := range []string{"readinessProbe", "livenessProbe"} {
+			// Ready when healthy; alive when the server answers at all (a restart would not
+			// mount resctrl).
+			for probe, path := range map[string]string{"readinessProbe": "/healthz", "livenessProbe": "/"} {
 				h := get(ex, probe, "httpGet")
-				if get(h, "path") != "/healthz" || fmt.Sprint(get(h, "port")) != port || get(h, "host") != tc.probeHost || get(h, "scheme") != nil {
-					t.Errorf("%v: %s %v, want /healthz on port %s, host %v, HTTP", set, probe, get(ex, probe), port, tc.probeHost)
+				if get(h, "path") != path || fmt.Sprint(get(h, "port")) != port || get(h, "host") != tc.probeHost || get(h, "scheme") != nil {
+					t.Errorf("%v: %s %v, want %s on port %s, host %v, HTTP", set, probe, get(ex, probe), path, port, tc.probeHost)
 				}
 			}
 		}

@@ -156,18 +156,18 @@ The exporter's --listen: exporter.host, or the node's address from the downward 
 {{- end -}}
 
 {{/*
-The exporter's probes: /healthz where it listens (a host-network pod's own address is the
+The exporter's probes, on path: where it listens (a host-network pod's own address is the
 node's, so no host is named for the default), over HTTPS with a TLS web config; with basic
 auth, which kubelet cannot send, only the port.
 */}}
 {{- define "resctrl-mon.probe" -}}
-{{- $e := .Values.exporter -}}
+{{- $e := .root.Values.exporter -}}
 {{- $host := trimSuffix "]" (trimPrefix "[" $e.host) -}}
 {{- if and $e.webConfig.secretName $e.webConfig.basicAuth -}}
 tcpSocket: {port: {{ $e.port }}{{ if and $host (not (has $host (list "0.0.0.0" "::"))) }}, host: {{ $host | quote }}{{ end }}}
 {{- else -}}
 httpGet:
-  path: /healthz
+  path: {{ .path }}
   port: {{ $e.port }}
   {{- if and $host (not (has $host (list "0.0.0.0" "::"))) }}
   host: {{ $host | quote }}

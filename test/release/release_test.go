@@ -247,11 +247,11 @@ func checkImage(t *testing.T, path, version string) {
 	}
 	files := map[string]tarFile{}
 	for _, l := range manifest.Layers {
-		dir := filepath.Join(t.TempDir(), "layer")
-		if err := os.WriteFile(dir, blob(l.Digest), 0o644); err != nil {
+		layer := filepath.Join(t.TempDir(), "layer.tar")
+		if err := os.WriteFile(layer, blob(l.Digest), 0o644); err != nil {
 			t.Fatal(err)
 		}
-		maps.Copy(files, readTar(t, dir, strings.HasSuffix(l.MediaType, "+gzip")))
+		maps.Copy(files, readTar(t, layer, strings.HasSuffix(l.MediaType, "+gzip")))
 	}
 	ours, _ := os.ReadFile(filepath.Join(repoRoot(t), "LICENSE"))
 	if !bytes.Equal(files["licenses/LICENSE"].data, ours) {

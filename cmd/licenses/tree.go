@@ -59,7 +59,11 @@ func licenseFiles(dir string) ([]string, error) {
 // once. The tree is built beside out and renamed into place, so out is either the previous
 // tree or the whole new one.
 func writeTree(out string, mods []module, goroot, goVersion string) (err error) {
-	tmp, err := os.MkdirTemp(filepath.Dir(filepath.Clean(out)), "."+filepath.Base(out)+".tmp-")
+	parent := filepath.Dir(filepath.Clean(out))
+	if err := os.MkdirAll(parent, 0o755); err != nil {
+		return fmt.Errorf("make %s: %w", parent, err)
+	}
+	tmp, err := os.MkdirTemp(parent, "."+filepath.Base(out)+".tmp-")
 	if err != nil {
 		return fmt.Errorf("make the tree beside %s: %w", out, err)
 	}

@@ -72,7 +72,8 @@ func TestWriteTree(t *testing.T) {
 		{Path: "a.com/x/sub", Version: "v0.2.0", Dir: fakeModule(t, "license.txt", "NOTICE")},
 		{Path: "b.org/y/v2", Version: "v2.1.0", Dir: fakeModule(t, "COPYING"), ReplacePath: "../y", ReplaceVersion: ""},
 	}
-	out := filepath.Join(t.TempDir(), "licenses")
+	// Its parent is made as needed (make licenses before make build: no bin/ yet).
+	out := filepath.Join(t.TempDir(), "bin", "licenses")
 	// A previous tree is replaced whole: nothing of it stays.
 	if err := os.MkdirAll(filepath.Join(out, "gone.com/z"), 0o755); err != nil {
 		t.Fatal(err)

@@ -74,10 +74,11 @@ func TestWriteTree(t *testing.T) {
 	}
 	// Its parent is made as needed (make licenses before make build: no bin/ yet).
 	out := filepath.Join(t.TempDir(), "bin", "licenses")
-	// A previous tree is replaced whole: nothing of it stays.
-	if err := os.MkdirAll(filepath.Join(out, "gone.com/z"), 0o755); err != nil {
+	old := []module{{Path: "gone.com/z", Version: "v1.0.0", Dir: fakeModule(t, "LICENSE")}}
+	if err := writeTree(out, old, goroot, "go1.25.0"); err != nil {
 		t.Fatal(err)
 	}
+	// A previous tree is replaced whole: nothing of it stays.
 	if err := writeTree(out, mods, goroot, "go1.26.0"); err != nil {
 		t.Fatal(err)
 	}

@@ -245,6 +245,13 @@ func TestChartModes(t *testing.T) {
 	if c := container(hooks, "containers", "nri-adapter"); c != nil {
 		t.Error("hooks mode runs the NRI adapter")
 	}
+	// kubectl logs and exec without -c go to the container that places.
+	for mode, want := range map[string]string{"nri": "nri-adapter", "hooks": "reconcile"} {
+		ann := get(render(t, "mode="+mode)["DaemonSet/rm-resctrl-mon"], "spec", "template", "metadata", "annotations", "kubectl.kubernetes.io/default-container")
+		if ann != want {
+			t.Errorf("%s: default container %v, want %s", mode, ann, want)
+		}
+	}
 	// The exporter is the same in both modes, and writes nothing.
 	for mode, spec := range map[string]any{"nri": nri, "hooks": hooks} {
 		ex := container(spec, "containers", "exporter")

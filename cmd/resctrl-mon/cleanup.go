@@ -44,7 +44,8 @@ func waitCleanupCommand() *cli.Command {
 			&cli.StringFlag{Name: "daemonset", Required: true, Usage: "`NAMESPACE/NAME` of the cleanup DaemonSet"},
 			&cli.DurationFlag{Name: "timeout", Value: 4 * time.Minute, Usage: "give up after this `long`, naming what is still missing (below helm's --timeout, 5m by default)"},
 			&cli.DurationFlag{Name: "every", Value: 2 * time.Second, Usage: "ask the API server this `often`"},
-			apiServerFlag,
+			apiFlag(),
+			saFlag(),
 		},
 		Action: waitCleanup,
 	}
@@ -62,7 +63,7 @@ func waitCleanup(c *cli.Context) error {
 	if c.Duration("timeout") <= 0 || c.Duration("every") <= 0 {
 		return errors.New("--timeout and --every: want positive durations")
 	}
-	client, err := kubeapi.InCluster(c.String(apiServerFlag.Name), kubeapi.ServiceAccountDir, os.Getenv)
+	client, err := kubeapi.InCluster(c.String(apiServerFlag), c.String(serviceAccountFlag), os.Getenv)
 	if err != nil {
 		return err
 	}

@@ -49,8 +49,7 @@ func hostCommand() *cli.Command {
 			Description: "The Helm chart's cleanup runs it on every node at helm uninstall (a post-delete hook), with\n" +
 				"--wait-placers, --release-groups (no RMID outlives resctrl-mon) and --event-node. Every decision\n" +
 				"is printed (kubectl logs); what is kept is an error (exit status 1), so the hook fails and says so.",
-			Flags: append(where, runtimeConfigFlag, waitPlacersFlag, releaseGroupsFlag, eventNodeFlag, noFilesFlag,
-				unlessDaemonSetFlag, apiServerFlag, procFlag),
+			Flags:  append(where, uninstallFlags()...),
 			Action: hostUninstall,
 		},
 			pauseCommand(),
@@ -106,7 +105,7 @@ func hostUninstall(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	for _, p := range c.StringSlice(runtimeConfigFlag.Name) {
+	for _, p := range c.StringSlice(runtimeConfigFlag) {
 		if p != "" {
 			o.RuntimeConfigs = append(o.RuntimeConfigs, p)
 		}
@@ -116,7 +115,7 @@ func hostUninstall(c *cli.Context) error {
 		// The compatible preStop's answer: a pod replaced, or no answer. Not a failure.
 		d.say(kubeapi.ReasonKept, "kept everything: "+why)
 		return nil
-	} else if c.IsSet(unlessDaemonSetFlag.Name) {
+	} else if c.IsSet(unlessDaemonSetFlag) {
 		fmt.Fprintf(c.App.Writer, "uninstalling: %s\n", why)
 	}
 	if err := waitPlacers(c); err != nil {
@@ -125,7 +124,7 @@ func hostUninstall(c *cli.Context) error {
 		return err
 	}
 	var res hostinstall.Result
-	if !c.Bool(noFilesFlag.Name) {
+	if !c.Bool(noFilesFlag) {
 		res, err = hostinstall.Uninstall(o)
 		printResult(c, res)
 	}
@@ -139,13 +138,13 @@ func hostUninstall(c *cli.Context) error {
 		d.say(kubeapi.ReasonKept, msg)
 		return err
 	}
-	if err == nil && len(res.Removed) == 0 && !c.Bool(noFilesFlag.Name) {
+	if err == nil && len(res.Removed) == 0 && !c.Bool(noFilesFlag) {
 		fmt.Fprintf(c.App.Writer, "nothing to remove: no manifest at %s\n", o.ManifestPath())
 	}
 	// The hooks first, so that no container is placed into a group about to go; then once
 	// more no placer, for a hook a runtime started before its registration went.
 	released := 0
-	if c.Bool(releaseGroupsFlag.Name) {
+	if c.Bool(releaseGroupsFlag) {
 		if werr := waitPlacers(c); werr != nil {
 			err = errors.Join(err, werr)
 		} else {
@@ -157,7 +156,7 @@ func hostUninstall(c *cli.Context) error {
 		d.say(kubeapi.ReasonKept, fmt.Sprintf("removed %d files and released %d groups, and kept the rest: %v", len(res.Removed), released, err))
 		return err
 	}
-	if c.Bool(noFilesFlag.Name) {
+	if c.Bool(noFilesFlag) {
 		d.say(kubeapi.ReasonUninstall, fmt.Sprintf("released %d groups (no file: --no-files)", released))
 		return nil
 	}

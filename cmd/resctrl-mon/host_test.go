@@ -2,9 +2,16 @@ package main
 
 import (
 	"bytes"
+	"encoding/json"
+	"encoding/pem"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/urfave/cli/v2"
@@ -12,8 +19,14 @@ import (
 	"github.com/resctrl-mon/resctrl-mon/lib/hostinstall"
 )
 
+// cliGlobals serialises the runs: urfave/cli writes into its own package-level help flag and
+// help command at every run, whatever the app.
+var cliGlobals sync.Mutex
+
 // hostRun runs `resctrl-mon host ARGS...` and returns what it printed and its error.
 func hostRun(args ...string) (string, error) {
+	cliGlobals.Lock()
+	defer cliGlobals.Unlock()
 	var out bytes.Buffer
 	app := &cli.App{Name: "resctrl-mon", Writer: &out, ErrWriter: &out, Commands: []*cli.Command{hostCommand()}}
 	err := app.Run(append([]string{"resctrl-mon", "host"}, args...))
@@ -91,5 +104,68 @@ func TestHostUninstallDecisions(t *testing.T) {
 	}
 	if out, err := hostRun(append(args2, "--runtime-config=")...); err != nil || !strings.Contains(out, "ResctrlMonUninstall") {
 		t.Errorf("no runtime config checked: %v\n%s", err, out)
+	}
+}
+
+// apiServer is a TLS API server that records each Event posted (answering status), and the
+// service account directory that trusts it.
+func apiServer(t *testing.T, status int) (url, saDir string, events *[]map[string]any) {
+	t.Helper()
+	var mu sync.Mutex
+	var got []map[string]any
+	srv := httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		var e map[string]any
+		if r.Method == http.MethodPost && r.URL.Path == "/api/v1/namespaces/default/events" && json.NewDecoder(r.Body).Decode(&e) == nil {
+			mu.Lock()
+			got = append(got, e)
+			mu.Unlock()
+		}
+		w.WriteHeader(status)
+	}))
+	t.Cleanup(srv.Close)
+	saDir = t.TempDir()
+	writeFile(t, filepath.Join(saDir, "ca.crt"), string(pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: srv.Certificate().Raw})))
+	writeFile(t, filepath.Join(saDir, "token"), "tok")
+	return srv.URL, saDir, &got
+}
+
+// Every decision is an Event on the Node; one the API server refuses is said, and the
+// decision stands.
+func TestHostUninstallEvents(t *testing.T) {
+	t.Parallel()
+	root, _, args := installedHost(t)
+	url, sa, events := apiServer(t, http.StatusCreated)
+	ev := append(slices.Clone(args), "--event-node=node-1", "--api-server="+url, "--service-account-dir="+sa)
+	conf := filepath.Join(root, "etc/crio/crio.conf.d/10-rm.conf")
+	writeFile(t, conf, "[crio.runtime.runtimes.rm]\nruntime_path = \"/usr/local/bin/resctrl-mon-runtime\"\n")
+	if _, err := hostRun(ev...); err == nil {
+		t.Fatal("named by CRI-O: no error")
+	}
+	writeFile(t, conf, "")
+	if out, err := hostRun(ev...); err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	if len(*events) != 2 {
+		t.Fatalf("events %v, want a refusal and an uninstall", *events)
+	}
+	for i, want := range []struct{ reason, typ, msg string }{
+		{"ResctrlMonKept", "Warning", "/etc/crio/crio.conf.d/10-rm.conf line 2 names /usr/local/bin/resctrl-mon-runtime"},
+		{"ResctrlMonUninstall", "Normal", "removed 3 files"},
+	} {
+		e := (*events)[i]
+		obj, _ := e["involvedObject"].(map[string]any)
+		if e["reason"] != want.reason || e["type"] != want.typ || !strings.Contains(fmt.Sprint(e["message"]), want.msg) || obj["kind"] != "Node" || obj["name"] != "node-1" {
+			t.Errorf("event %d = %v, want %+v", i, e, want)
+		}
+	}
+
+	root2, _, args2 := installedHost(t)
+	url, sa, _ = apiServer(t, http.StatusForbidden)
+	out, err := hostRun(append(args2, "--event-node=node-1", "--api-server="+url, "--service-account-dir="+sa)...)
+	if err != nil || !strings.Contains(out, "was not posted (the decision stands)") || !strings.Contains(out, "403") {
+		t.Errorf("refused event: %v\n%s", err, out)
+	}
+	if _, err := os.Stat(filepath.Join(root2, "usr/local/bin/resctrl-mon-runtime")); err == nil {
+		t.Error("a refused Event stopped the uninstall")
 	}
 }

@@ -18,44 +18,69 @@ import (
 // The flags of `host uninstall` beyond where the files are. The chart's cleanup (a Helm
 // post-delete hook, templates/cleanup-*.yaml) runs it once per node at `helm uninstall`,
 // and never otherwise: --unless-daemonset, the guess an older chart made in every pod's
-// preStop, is kept for compatibility only.
-var (
-	unlessDaemonSetFlag = &cli.StringFlag{
-		Name:  "unless-daemonset",
-		Usage: "`NAMESPACE/NAME` of a DaemonSet: go on only when the API server says it is gone (404) or being deleted; any other answer (401, 403, 5xx, no answer within 10 s, a TLS error): keep everything. For compatibility: the chart no longer uses it",
-	}
-	apiServerFlag = &cli.StringFlag{
-		Name:  "api-server",
-		Usage: "with --unless-daemonset or --event-node: the API server's `URL` (default: the pod's KUBERNETES_SERVICE_HOST and _PORT), with the pod's service account",
-	}
-	releaseGroupsFlag = &cli.BoolFlag{
-		Name:  "release-groups",
-		Usage: "also end every group resctrl-mon owns (final counts to the .end snapshots; the tasks go on in the parent group), so no RMID outlives resctrl-mon; not when anything is kept",
-	}
-	runtimeConfigFlag = &cli.StringSliceFlag{
-		Name:  "runtime-config",
-		Value: cli.NewStringSlice(hostinstall.DefaultRuntimeConfigs...),
-		Usage: "host `path` of a runtime's config, or a directory of drop-ins (every file in it): while one names a file install wrote (the wrapper, as BinaryName or runtime_path), or cannot be read, remove nothing and say what to change; repeat for several; one empty value: check none",
-	}
-	waitPlacersFlag = &cli.DurationFlag{
-		Name:  "wait-placers",
-		Usage: "first wait up to this `long` until no resctrl-mon-nri, reconcile loop, hook or wrapper runs on the host (its /proc; hostPID in a pod), so no group is made behind the release; still one there: keep everything",
-	}
-	eventNodeFlag = &cli.StringFlag{
-		Name:  "event-node",
-		Usage: "also post the decision as an Event on this `node` (ResctrlMonUninstall or ResctrlMonKept, namespace default), best effort, with the pod's service account",
-	}
-	noFilesFlag = &cli.BoolFlag{
-		Name:  "no-files",
-		Usage: "take no file off the host, only the groups (--release-groups): the chart's mode nri without the wrapper installs none, and mounts none",
-	}
-	procFlag = &cli.StringFlag{Name: "proc", Value: "/proc", Hidden: true}
+// preStop, is kept for compatibility only. Made afresh for each command: urfave/cli writes
+// into a flag as it parses.
+const (
+	unlessDaemonSetFlag = "unless-daemonset"
+	apiServerFlag       = "api-server"
+	releaseGroupsFlag   = "release-groups"
+	runtimeConfigFlag   = "runtime-config"
+	waitPlacersFlag     = "wait-placers"
+	eventNodeFlag       = "event-node"
+	noFilesFlag         = "no-files"
+	procFlag            = "proc"
+	serviceAccountFlag  = "service-account-dir"
 )
+
+func uninstallFlags() []cli.Flag {
+	return []cli.Flag{
+		&cli.StringSliceFlag{
+			Name:  runtimeConfigFlag,
+			Value: cli.NewStringSlice(hostinstall.DefaultRuntimeConfigs...),
+			Usage: "host `path` of a runtime's config, or a directory of drop-ins (every file in it): while one names a file install wrote (the wrapper, as BinaryName or runtime_path), or cannot be read, remove nothing and say what to change; repeat for several; one empty value: check none",
+		},
+		&cli.DurationFlag{
+			Name:  waitPlacersFlag,
+			Usage: "first wait up to this `long` until no resctrl-mon-nri, reconcile loop, hook or wrapper runs on the host (its /proc; hostPID in a pod), so no group is made behind the release; still one there: keep everything",
+		},
+		&cli.BoolFlag{
+			Name:  releaseGroupsFlag,
+			Usage: "also end every group resctrl-mon owns (final counts to the .end snapshots; the tasks go on in the parent group), so no RMID outlives resctrl-mon; not when anything is kept",
+		},
+		&cli.StringFlag{
+			Name:  eventNodeFlag,
+			Usage: "also post the decision as an Event on this `node` (ResctrlMonUninstall or ResctrlMonKept, namespace default), best effort, with the pod's service account",
+		},
+		&cli.BoolFlag{
+			Name:  noFilesFlag,
+			Usage: "take no file off the host, only the groups (--release-groups): the chart's mode nri without the wrapper installs none, and mounts none",
+		},
+		&cli.StringFlag{
+			Name:  unlessDaemonSetFlag,
+			Usage: "`NAMESPACE/NAME` of a DaemonSet: go on only when the API server says it is gone (404) or being deleted; any other answer (401, 403, 5xx, no answer within 10 s, a TLS error): keep everything. For compatibility: the chart no longer uses it",
+		},
+		apiFlag(),
+		&cli.StringFlag{Name: procFlag, Value: "/proc", Hidden: true},
+		saFlag(),
+	}
+}
+
+func apiFlag() cli.Flag {
+	return &cli.StringFlag{
+		Name:  apiServerFlag,
+		Usage: "the API server's `URL` (default: the pod's KUBERNETES_SERVICE_HOST and _PORT), with the pod's service account",
+	}
+}
+
+// saFlag says where the service account is; tests give their own.
+func saFlag() cli.Flag {
+	return &cli.StringFlag{Name: serviceAccountFlag, Value: kubeapi.ServiceAccountDir, Hidden: true}
+}
 
 // leaving says whether the pod stops for good: the DaemonSet that runs it is gone. Without
 // --unless-daemonset it always is (an operator's own uninstall, or the chart's cleanup).
 func leaving(c *cli.Context) (bool, string) {
-	ds := c.String(unlessDaemonSetFlag.Name)
+	ds := c.String(unlessDaemonSetFlag)
 	if ds == "" {
 		return true, "no --unless-daemonset"
 	}
@@ -63,7 +88,7 @@ func leaving(c *cli.Context) (bool, string) {
 	if !ok || ns == "" || name == "" {
 		return false, fmt.Sprintf("--unless-daemonset %q: want NAMESPACE/NAME", ds)
 	}
-	client, err := kubeapi.InCluster(c.String(apiServerFlag.Name), kubeapi.ServiceAccountDir, os.Getenv)
+	client, err := kubeapi.InCluster(c.String(apiServerFlag), c.String(serviceAccountFlag), os.Getenv)
 	if err != nil {
 		return false, err.Error()
 	}
@@ -78,14 +103,14 @@ func leaving(c *cli.Context) (bool, string) {
 
 // waitPlacers waits until no placer runs, up to --wait-placers; it says who is left.
 func waitPlacers(c *cli.Context) error {
-	limit := c.Duration(waitPlacersFlag.Name)
+	limit := c.Duration(waitPlacersFlag)
 	if limit <= 0 {
 		return nil
 	}
 	deadline := time.Now().Add(limit)
 	said := false
 	for {
-		left, err := hostinstall.Placers(c.String(procFlag.Name))
+		left, err := hostinstall.Placers(c.String(procFlag))
 		if err != nil {
 			return err
 		}
@@ -142,11 +167,11 @@ type decisions struct {
 }
 
 func newDecisions(c *cli.Context) *decisions {
-	d := &decisions{c: c, node: c.String(eventNodeFlag.Name)}
+	d := &decisions{c: c, node: c.String(eventNodeFlag)}
 	if d.node == "" {
 		return d
 	}
-	client, err := kubeapi.InCluster(c.String(apiServerFlag.Name), kubeapi.ServiceAccountDir, os.Getenv)
+	client, err := kubeapi.InCluster(c.String(apiServerFlag), c.String(serviceAccountFlag), os.Getenv)
 	if err != nil {
 		fmt.Fprintf(c.App.ErrWriter, "resctrl-mon: no Event on node %s: %v\n", d.node, err)
 		return d

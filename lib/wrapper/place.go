@@ -24,10 +24,10 @@ type target struct {
 }
 
 // findGroup reads the registry in stateDir for container id's group (target{} when it has
-// none: not monitored, or placed by nobody; with pending set when the pod waits for an
-// RMID), and nothing in resctrl, so it never waits on
-// resctrl. Nothing is locked or written in the registry: the binding and the record are read
-// as they are (both are replaced by renames, never seen half-written).
+// none: not monitored, or placed by nobody; pending set when the pod waits for an RMID), and
+// nothing in resctrl, so it never waits on resctrl. Nothing is locked or written in the
+// registry: the binding and the record are read as they are (both are replaced by renames,
+// never seen half-written).
 func findGroup(stateDir, id string) (target, error) {
 	st, err := state.OpenReadOnly(stateDir)
 	if errors.Is(err, fs.ErrNotExist) {

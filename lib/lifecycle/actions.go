@@ -55,11 +55,12 @@ const (
 	SourceHook      Source = "hook"      // the OCI createRuntime/poststop hook
 	SourceAdapter   Source = "adapter"   // the NRI adapter
 	SourceReconcile Source = "reconcile" // the reconcile command
+	SourceWrapper   Source = "wrapper"   // resctrl-mon-runtime: execs into pending pods (it counts nothing else)
 	SourceOther     Source = "other"     // a Manager no front end named
 )
 
 // Sources lists every Source.
-var Sources = []Source{SourceHook, SourceAdapter, SourceReconcile, SourceOther}
+var Sources = []Source{SourceHook, SourceAdapter, SourceReconcile, SourceWrapper, SourceOther}
 
 // OutcomeCount names the state dir's count of an action by a source.
 func OutcomeCount(s Source, a Action) string { return string(s) + "." + string(a) }

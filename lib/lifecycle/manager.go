@@ -24,6 +24,7 @@ import (
 	"github.com/resctrl-mon/resctrl-mon/lib/config"
 	"github.com/resctrl-mon/resctrl-mon/lib/identity"
 	"github.com/resctrl-mon/resctrl-mon/lib/ocistate"
+	"github.com/resctrl-mon/resctrl-mon/lib/permission"
 	"github.com/resctrl-mon/resctrl-mon/lib/resctrlfs"
 	"github.com/resctrl-mon/resctrl-mon/lib/state"
 )
@@ -159,6 +160,9 @@ func noRMID(err error) bool {
 // recordFailure logs a failure and keeps it for status. subject is the container id when
 // there is one, else the group; pod is the pod's UID or group name when known.
 func (m *Manager) recordFailure(reason FailureReason, subject, pod string, err error) {
+	// A refused write says whether an LSM or a missing capability refused it: which knob
+	// the operator turns.
+	err = permission.Explain(err, permission.Self())
 	m.log.Warn("failure", "reason", reason, "subject", subject, "pod", pod, "err", err)
 	if serr := m.store.RecordFailure(state.Failure{Time: m.now().UTC(), Reason: string(reason), Subject: subject, Pod: pod,
 		Error: strings.TrimSpace(err.Error())}); serr != nil {

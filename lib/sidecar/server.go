@@ -15,6 +15,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
 	"github.com/resctrl-mon/resctrl-mon/lib/cgroup"
+	"github.com/resctrl-mon/resctrl-mon/lib/httpguard"
 	"github.com/resctrl-mon/resctrl-mon/lib/psi"
 	"github.com/resctrl-mon/resctrl-mon/lib/psimetrics"
 )
@@ -104,6 +105,8 @@ func (s *Sidecar) Handler() http.Handler {
 	mux.Handle("GET /metrics", promhttp.HandlerFor(s.reg, promhttp.HandlerOpts{
 		ErrorLog:      slog.NewLogLogger(s.log.Handler(), slog.LevelError),
 		ErrorHandling: promhttp.ContinueOnError,
+		// Beyond it a scrape gets 503 at once instead of a whole rendered response held.
+		MaxRequestsInFlight: 4,
 	}))
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) {
 		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
@@ -137,15 +140,12 @@ func Run(ctx context.Context, cfg Config, log *slog.Logger) error {
 
 // Serve serves on ln until ctx ends, then shuts down within shutdownGrace.
 func (s *Sidecar) Serve(ctx context.Context, ln net.Listener) error {
-	srv := &http.Server{
-		Handler:           s.Handler(),
-		ReadHeaderTimeout: 10 * time.Second,
-		ReadTimeout:       30 * time.Second,
-		WriteTimeout:      30 * time.Second,
-		ErrorLog:          slog.NewLogLogger(s.log.Handler(), slog.LevelWarn),
-	}
+	// The exporter's bounds (timeouts, connections, a newcomer before a stalled client):
+	// a stalled scraper must not hold the sidecar's memory or its health endpoint.
+	g := httpguard.New(httpguard.Limits{})
+	srv := g.Server(s.Handler(), slog.NewLogLogger(s.log.Handler(), slog.LevelWarn))
 	served := make(chan error, 1)
-	go func() { served <- srv.Serve(ln) }()
+	go func() { served <- srv.Serve(g.Listener(ln)) }()
 	select {
 	case err := <-served:
 		return fmt.Errorf("serve: %w", err)

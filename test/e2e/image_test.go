@@ -132,7 +132,7 @@ func readImage(t *testing.T, archive string) (string, ociConfig, map[string]imag
 
 // TestImage: `make image VERSION=…` writes an OCI archive of one image, named and labelled
 // with that version and this checkout's revision, FROM scratch: the four binaries (static,
-// executable), the default config and passwd/group, nothing else (no shell). Real containerd
+// executable), the default config, passwd/group and /licenses, nothing else (no shell). Real containerd
 // imports it (ctr images import) and runs its CLI through CRI, as kubelet would; podman loads
 // it into a store of its own (as CRI-O's is loaded) and runs its entrypoint.
 func TestImage(t *testing.T) {
@@ -164,6 +164,16 @@ func TestImage(t *testing.T) {
 		want = append(want, "/usr/local/bin/"+b)
 	}
 	slices.Sort(want)
+	// /licenses is the license tree of `make licenses` (test/release checks it against the
+	// modules the binaries link): here, that it is there with the repository's LICENSE on top.
+	if lic, err := os.ReadFile("../../LICENSE"); err != nil || string(files["/licenses/LICENSE"].data) != string(lic) {
+		t.Errorf("the image's /licenses/LICENSE is not the repository's LICENSE (%v)", err)
+	}
+	for name := range files {
+		if strings.HasPrefix(name, "/licenses/") {
+			delete(files, name)
+		}
+	}
 	if got := slices.Sorted(maps.Keys(files)); !slices.Equal(got, want) {
 		t.Errorf("the image holds\n  %s\nwant\n  %s", strings.Join(got, "\n  "), strings.Join(want, "\n  "))
 	}

@@ -170,7 +170,8 @@ bench: runtimes
 	$(GO) test $(TAGS) -run XXX -bench Collect -benchtime 50x ./lib/exporter/
 	$(GO) test $(TAGS) -run XXX -bench . -benchtime 300x ./lib/nriplugin/
 
-# The reference pages made from the code (docs/reference/{config,metrics,actions,cli}.md);
+# The reference pages and the chart's README (install/helm/resctrl-mon/README.md) made from the
+# code (docs/reference/{config,metrics,actions,cli}.md);
 # lib/docgen's TestPagesAreCurrent fails when they are not what this writes.
 docs:
 	$(GO) run $(TAGS) ./cmd/docgen

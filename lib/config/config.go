@@ -103,6 +103,8 @@ type Config struct {
 	// Retention is how long a pod's group outlives its last container, so that a
 	// container restarted within it keeps the pod's RMID.
 	Retention Duration `json:"retention"`
+	// RMIDReclaim: "idle" or "none" (see RMIDReclaim).
+	RMIDReclaim RMIDReclaim `json:"rmidReclaim"`
 	// HookBudget is how long a hook call may take, whatever resctrl or its input does: it
 	// must end inside the runtime's own hook timeout (hooks.d "timeout"), or the runtime
 	// kills it and, for createRuntime, fails the container whatever the failure policy.
@@ -154,6 +156,7 @@ func Default() Config {
 		NoPod:            NoPodOwnGroup,
 		FailurePolicy:    FailOpen,
 		Retention:        Duration(5 * time.Minute),
+		RMIDReclaim:      RMIDReclaimIdle,
 		HookBudget:       Duration(8 * time.Second),
 		Annotations:      AnnotationFilter{OptOut: "resctrl-mon.io/disable"},
 		MBMAssignment:    MBMAssignKernel,
@@ -210,6 +213,9 @@ func (c Config) Validate() error {
 	}
 	if c.Retention < 0 {
 		bad("retention", "%s is negative", c.Retention)
+	}
+	if !validRMIDReclaim(c.RMIDReclaim) {
+		bad("rmidReclaim", "%q is not one of idle, none", c.RMIDReclaim)
 	}
 	if c.HookBudget < Duration(100*time.Millisecond) || c.HookBudget > Duration(time.Hour) {
 		bad("hookBudget", "%s is not between 100ms and 1h", c.HookBudget)

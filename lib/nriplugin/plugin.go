@@ -252,7 +252,11 @@ func (p *Plugin) place(event string, pod *api.PodSandbox, ctr *api.Container, in
 			if pid == 0 {
 				return result{pid: pid, err: errNoInit}
 			}
-			pl := lifecycle.Placement{ContainerID: ctr.GetId(), Pid: pid, Pod: idn,
+			cg, err := checkInit(pid, ctr)
+			if err != nil {
+				return result{pid: pid, err: m.Refuse(ctr.GetId(), err)}
+			}
+			pl := lifecycle.Placement{ContainerID: ctr.GetId(), Pid: pid, Pod: idn, Cgroup: cg,
 				Annotations: annotations(pod, ctr), Class: class(ctr), Late: late, PodCgroup: pod.GetLinux().GetCgroupParent()}
 			out, err := m.Place(pl)
 			return result{out: out, err: err, pid: pid}

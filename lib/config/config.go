@@ -128,6 +128,13 @@ type Config struct {
 	Runtime string `json:"runtime"`
 	// RuntimeHook is the resctrl-mon-hook the wrapper lists in a bundle's config.json.
 	RuntimeHook string `json:"runtimeHook"`
+
+	// Who may use the pod-set annotations (see Honoured): a pod's author sets them, so on a
+	// node shared by tenants the admin says where each is believed.
+
+	// MBMAssignmentNamespaces lists the namespaces whose pods' mbmAssignmentAnnotation is
+	// honoured; empty: every namespace's.
+	MBMAssignmentNamespaces []string `json:"mbmAssignmentNamespaces"`
 }
 
 // Filter includes or excludes names. An empty Include means everything.
@@ -142,6 +149,9 @@ type AnnotationFilter struct {
 	OptIn string `json:"optIn"`
 	// OptOut skips containers whose annotation of that name is "true".
 	OptOut string `json:"optOut"`
+	// OptOutNamespaces lists the namespaces whose pods' OptOut is honoured; empty: every
+	// namespace's. A pod elsewhere that opts out is monitored anyway (and counted).
+	OptOutNamespaces []string `json:"optOutNamespaces"`
 }
 
 // Default is the configuration before any file, environment or flag.
@@ -220,7 +230,8 @@ func (c Config) Validate() error {
 	if c.HookBudget < Duration(100*time.Millisecond) || c.HookBudget > Duration(time.Hour) {
 		bad("hookBudget", "%s is not between 100ms and 1h", c.HookBudget)
 	}
-	for key, list := range map[string][]string{"namespaces.include": c.Namespaces.Include, "namespaces.exclude": c.Namespaces.Exclude} {
+	for key, list := range map[string][]string{"namespaces.include": c.Namespaces.Include, "namespaces.exclude": c.Namespaces.Exclude,
+		"annotations.optOutNamespaces": c.Annotations.OptOutNamespaces, "mbmAssignmentNamespaces": c.MBMAssignmentNamespaces} {
 		for _, n := range list {
 			if n == "" || strings.ContainsAny(n, "/\x00\n") {
 				bad(key, "%q is not a namespace name", n)

@@ -148,7 +148,7 @@ func TestShippedConfigIsTheDefaults(t *testing.T) {
 	}
 	want := Default()
 	if c.ResctrlRoot != want.ResctrlRoot || c.StateDir != want.StateDir || c.SnapshotDir != want.SnapshotDir ||
-		c.Retention != want.Retention || c.Annotations != want.Annotations || c.Log != want.Log ||
+		c.Retention != want.Retention || !reflect.DeepEqual(c.Annotations, want.Annotations) || c.Log != want.Log ||
 		c.FailurePolicy != want.FailurePolicy || c.HookBudget != want.HookBudget || c.SnapshotMaxAge != want.SnapshotMaxAge || c.SnapshotMaxCount != want.SnapshotMaxCount ||
 		!slices.Equal(c.RuntimeRoots, want.RuntimeRoots) || c.Granularity != want.Granularity || c.NoPod != want.NoPod ||
 		c.Runtime != want.Runtime || c.RuntimeHook != want.RuntimeHook {

@@ -77,6 +77,9 @@ const (
 	FailAssign   FailureReason = "assign"   // the container's threads could not be moved
 	FailRemove   FailureReason = "remove"   // the group could not be removed
 	FailSnapshot FailureReason = "snapshot" // a snapshot could not be written
+	// FailAnnotation: a pod-set annotation ignored in the pod's namespace
+	// (annotations.optOutNamespaces, mbmAssignmentNamespaces); the container was placed.
+	FailAnnotation FailureReason = "annotation"
 )
 
 // FailureCount names the state dir's count of failures recorded for a reason: failures are
@@ -87,4 +90,4 @@ func FailureCount(r FailureReason) string { return FailurePrefix + string(r) }
 const FailurePrefix = "failure."
 
 // FailureReasons lists every FailureReason.
-var FailureReasons = []FailureReason{FailIdentity, FailCreate, FailAssign, FailRemove, FailSnapshot}
+var FailureReasons = []FailureReason{FailIdentity, FailCreate, FailAssign, FailRemove, FailSnapshot, FailAnnotation}

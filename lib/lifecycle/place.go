@@ -71,6 +71,9 @@ func (m *Manager) Place(p Placement) (out Outcome, err error) {
 		out.Action, out.Detail = Skipped, why
 		return out, nil
 	}
+	if a := optOutRefused(m.cfg, p.Pod, p.Annotations); a != "" {
+		m.annotationRefused(p, a)
+	}
 	if out.Pod == "" {
 		out.Pod = name
 	}
@@ -147,8 +150,10 @@ func (m *Manager) reserve(p Placement, name string, st procfs.Stat, out *Outcome
 		if p.Late {
 			tx.Rec.LateAssigned = true
 		}
-		if a := m.cfg.MBMAssignmentAnnotation; a != "" && p.Annotations[a] == "true" {
+		if wanted, refused := mbmWanted(m.cfg, p.Pod, p.Annotations); wanted {
 			tx.Rec.MBMWanted = true
+		} else if refused != "" {
+			m.annotationRefused(p, refused)
 		}
 		// The container is in the record before mkdir: a process killed between mkdir and
 		// the tasks write then leaves a group reconcile knows is ours (and completes or

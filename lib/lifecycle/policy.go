@@ -15,7 +15,7 @@ const containerPrefix = "ctr-"
 // groupName decides which group a container goes to; "" means it is not monitored, and
 // why says so.
 func groupName(cfg config.Config, id string, idn identity.Identity, annotations map[string]string) (name, why string) {
-	if a := cfg.Annotations.OptOut; a != "" && annotations[a] == "true" {
+	if a := cfg.Annotations.OptOut; a != "" && annotations[a] == "true" && optOutRefused(cfg, idn, annotations) == "" {
 		return "", "opted out by " + a
 	}
 	if a := cfg.Annotations.OptIn; a != "" && annotations[a] != "true" {

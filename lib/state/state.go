@@ -262,8 +262,8 @@ func (s *Store) List() ([]Record, error) {
 // is the group's name, never followed: one system call to make and one to read, on every
 // container's start and stop (a file written by rename took four, and four to read).
 func (s *Store) BindContainer(id, group string) error {
-	if id == "" || strings.ContainsAny(id, "/\x00") || strings.HasPrefix(id, ".") {
-		return fmt.Errorf("bind container %q: not a container id", id)
+	if err := checkContainerID(id); err != nil {
+		return fmt.Errorf("bind container: %w", err)
 	}
 	if group == "" || strings.ContainsAny(group, "/\x00") || len(group) >= maxBinding {
 		return fmt.Errorf("bind container %s: %q is not a group name", id, group)
@@ -290,6 +290,9 @@ const maxBinding = 256
 
 // ContainerGroup returns the group a container was placed in, or "".
 func (s *Store) ContainerGroup(id string) (string, error) {
+	if err := checkContainerID(id); err != nil {
+		return "", fmt.Errorf("container's group: %w", err)
+	}
 	path := filepath.Join(s.dir, containersDir, id)
 	buf := make([]byte, maxBinding)
 	n, err := unix.Readlink(path, buf)
@@ -316,6 +319,9 @@ func (s *Store) ContainerGroup(id string) (string, error) {
 
 // UnbindContainer forgets a container.
 func (s *Store) UnbindContainer(id string) error {
+	if err := checkContainerID(id); err != nil {
+		return fmt.Errorf("forget container: %w", err)
+	}
 	if err := os.Remove(filepath.Join(s.dir, containersDir, id)); err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return fmt.Errorf("forget container %s: %w", id, err)
 	}

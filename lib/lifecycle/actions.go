@@ -20,8 +20,9 @@ const (
 	Left      Action = "left"      // a container left its pod's group; others remain
 	Idle      Action = "idle"      // the pod's last container left: the group is kept for the retention window
 	Removed   Action = "removed"   // the group was removed (its .end snapshot written first)
+	Reclaimed Action = "reclaimed" // an idle group was removed before its retention ended (its .end written first): a new pod needed its RMID
 	Kept      Action = "kept"      // the group could not be removed yet (live tasks, a failed rmdir, a newer sandbox of the pod); retried
-	Completed Action = "completed" // reconcile made a pending pod's group and placed its containers
+	Completed Action = "completed" // a pending pod got its group (reconcile, the sweep) and its containers were placed
 	Recreated Action = "recreated" // reconcile re-made a group that had disappeared
 	Adopted   Action = "adopted"   // reconcile --adopt rebuilt a lost record for a group that holds its pod's tasks
 	Moved     Action = "moved"     // reconcile moved tasks that were outside their pod's group
@@ -29,7 +30,7 @@ const (
 )
 
 // Actions lists every Action, in the order docs/reference/actions.md documents them.
-var Actions = []Action{Created, Joined, Skipped, Pending, Refused, Failed, Left, Idle, Removed, Kept,
+var Actions = []Action{Created, Joined, Skipped, Pending, Refused, Failed, Left, Idle, Removed, Reclaimed, Kept,
 	Completed, Recreated, Adopted, Moved, Busy}
 
 // ActionOf is what a call did, including when it returned an error: a refusal (an identity

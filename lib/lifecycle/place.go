@@ -128,8 +128,13 @@ func (m *Manager) reserve(p Placement, name string, st procfs.Stat, out *Outcome
 		if tx.Owned && m.expired(tx.Rec) {
 			// Idle past the retention window: the pod's old life is over and its counts
 			// are final. A new group makes sure nothing of the old one is carried over.
+			// Unless it cannot go: tasks still running in it prove the pod lives on (a
+			// process that outlived its poststop, one the registry never knew), so this
+			// container joins that life; a failed rmdir is housekeeping's to retry, never
+			// a reason to leave a container unplaced.
 			if action, detail := m.remove(tx); action != Removed {
-				return fmt.Errorf("the expired group %s of this pod could not be removed: %s", tx.Rec.Path, detail)
+				m.log.Info("an expired group could not end: the container joins its life", "group", tx.Rec.Path, "detail", detail)
+				tx.Rec.RemoveFailed = ""
 			}
 		}
 		if !tx.Owned {
@@ -170,7 +175,12 @@ func (m *Manager) reserve(p Placement, name string, st procfs.Stat, out *Outcome
 			return err
 		}
 		var err error
-		created, err = m.ensureGroup(tx.Rec, owned)
+		var reclaimed *Step
+		created, reclaimed, err = m.ensureGroup(tx.Rec, owned)
+		if reclaimed != nil {
+			m.count(Reclaimed)
+			out.Detail = fmt.Sprintf("the RMID of %s, idle longest, was reclaimed", reclaimed.Group)
+		}
 		if err != nil {
 			return m.undoReserve(tx, p.ContainerID, owned, out, err)
 		}
@@ -300,19 +310,19 @@ func (m *Manager) admit(tx *state.Tx, p Placement) error {
 }
 
 // ensureGroup makes the group (or checks it is still there). created is true when this call
-// allocated its RMID.
-func (m *Manager) ensureGroup(rec state.Record, owned bool) (created bool, err error) {
+// allocated its RMID; reclaimed, the idle group that made room for it (rmidReclaim).
+func (m *Manager) ensureGroup(rec state.Record, owned bool) (created bool, reclaimed *Step, err error) {
 	existed := m.rs.Exists(rec.Path)
 	if existed && !owned {
-		return false, fmt.Errorf("%w: %s", ErrForeign, rec.Path)
+		return false, nil, fmt.Errorf("%w: %s", ErrForeign, rec.Path)
 	}
-	if err := m.rs.Ensure(rec.Group, rec.Class); err != nil {
+	if reclaimed, err = m.ensureReclaiming(rec.Group, rec.Class); err != nil {
 		if noRMID(err) {
-			return false, fmt.Errorf("%w for %s: %s", ErrNoRMIDs, rec.Path, m.kernelSays())
+			return false, reclaimed, fmt.Errorf("%w for %s: %s", ErrNoRMIDs, rec.Path, m.kernelSays())
 		}
-		return false, fmt.Errorf("create %s: %w%s", rec.Path, err, m.kernelSaysSuffix())
+		return false, reclaimed, fmt.Errorf("create %s: %w%s", rec.Path, err, m.kernelSaysSuffix())
 	}
-	return !existed, nil
+	return !existed, reclaimed, nil
 }
 
 // moveThreads moves every thread of the container's init into the group. The runtime's

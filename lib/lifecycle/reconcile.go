@@ -201,7 +201,13 @@ func (m *Manager) reconcileLive(w *wanted, cgroups cgroup.Index, o ReconcileOpti
 			return nil
 		}
 		// goresctrl adopts an existing group or makes a missing one; either way it tracks it.
-		if err := m.rs.Ensure(w.name, w.class); err != nil {
+		reclaimed, err := m.ensureReclaiming(w.name, w.class)
+		if reclaimed != nil {
+			// Before the pod's own step (created, completed, recreated), which a pod left
+			// pending replaces.
+			acts = slices.Insert(acts, max(len(acts)-1, 0), *reclaimed)
+		}
+		if err != nil {
 			if !noRMID(err) {
 				return fmt.Errorf("create %s: %w%s", w.path, err, m.kernelSaysSuffix())
 			}

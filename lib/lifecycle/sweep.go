@@ -20,7 +20,7 @@ const sweepEvery = 10 * time.Second
 const sweepLockWait = 200 * time.Millisecond
 
 // Sweep is the housekeeping: it removes owned groups idle past the retention window,
-// retries failed removals, hands out bandwidth counters (mbmAssignment: policy) and prunes
+// retries failed removals, completes pending pods, hands out bandwidth counters (mbmAssignment: policy) and prunes
 // snapshots. It never runs on a container's critical
 // path: poststop (MaybeSweep), reconcile and the NRI adapter's timer call it.
 func (m *Manager) Sweep() (removed []string, err error) {
@@ -44,7 +44,12 @@ func (m *Manager) Sweep() (removed []string, err error) {
 			err = errors.Join(err, uerr)
 		}
 	}
-	// After removals: the counters of removed groups are free to hand on.
+	// After removals: their RMIDs may complete pending pods (reclaiming idle groups for
+	// them under rmidReclaim: idle), else nothing retries a pending pod of the NRI adapter
+	// until its next container event.
+	_, perr := m.CompletePending()
+	err = errors.Join(err, perr)
+	// The counters of removed groups are free to hand on.
 	m.assignCounters()
 	return removed, errors.Join(err, m.pruneSnapshots())
 }

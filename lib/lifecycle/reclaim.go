@@ -1,0 +1,154 @@
+package lifecycle
+
+import (
+	"errors"
+	"fmt"
+	"slices"
+	"syscall"
+
+	"github.com/resctrl-mon/resctrl-mon/lib/config"
+	"github.com/resctrl-mon/resctrl-mon/lib/snapshot"
+	"github.com/resctrl-mon/resctrl-mon/lib/state"
+)
+
+// maxReclaimTries bounds the idle groups one placement tries to end.
+const maxReclaimTries = 8
+
+// ensureReclaiming makes the group, as Ensure does; when the kernel has no RMID at all, it
+// first ends the group idle longest (rmidReclaim: idle) and tries once more. self is the
+// group being made (never a candidate: its lock is held). reclaimed says which group made
+// room, as a step for the caller to report and count.
+//
+// Only ENOSPC is reclaimed from. EBUSY is the kernel's limbo: free RMIDs exist but are
+// still dirty (their cache occupancy above the threshold), and ending another group would
+// only add its RMID to them; the pod is pending, as before, and the sweep completes it
+// once an RMID is clean.
+func (m *Manager) ensureReclaiming(name, class string) (reclaimed *Step, err error) {
+	err = m.rs.Ensure(name, class)
+	if err == nil || !noRMID(err) || errors.Is(err, syscall.EBUSY) || m.cfg.RMIDReclaim != config.RMIDReclaimIdle {
+		return nil, err
+	}
+	st, ok := m.reclaim(name)
+	if !ok {
+		return nil, err
+	}
+	return &st, m.rs.Ensure(name, class)
+}
+
+// reclaim ends the group idle longest, so a new pod gets its RMID: an owned group with no
+// live container and no running task, its .end snapshot written first, as the end of its
+// retention would have. A group some call holds the lock of is passed over (someone works on
+// that pod), after a short wait: self's lock is held by the caller.
+func (m *Manager) reclaim(self string) (Step, bool) {
+	recs, err := m.store.List()
+	if err != nil {
+		m.log.Warn("reclaiming an RMID: listing the groups", "err", err)
+	}
+	// Only an idle group that exists holds an RMID: a pending record holds none.
+	recs = slices.DeleteFunc(recs, func(r state.Record) bool {
+		return r.Group == self || !idle(r) || r.Pending != ""
+	})
+	// Idle longest first.
+	slices.SortFunc(recs, func(a, b state.Record) int { return a.IdleSince.Compare(*b.IdleSince) })
+	// A few at most: this runs while the runtime waits on a container's start, and a
+	// group passed over (locked, or still holding tasks) costs a lock wait or a tasks read.
+	for _, r := range recs[:min(len(recs), maxReclaimTries)] {
+		st := Step{Action: Reclaimed, Group: r.Path, Pod: podOf(r)}
+		done := false
+		uerr := m.store.Update(r.Group, sweepLockWait, func(tx *state.Tx) error {
+			// Re-read under the lock: a container may have joined since the listing.
+			if !tx.Owned || !idle(tx.Rec) || tx.Rec.Pending != "" {
+				return nil
+			}
+			action, detail := m.remove(tx)
+			if action != Removed || detail == "group was already gone" {
+				// Tasks still run in it (its pod lives), or the rmdir failed: it stays,
+				// and the next one is tried.
+				return nil
+			}
+			idleFor := m.now().Sub(*r.IdleSince).Round(1e9)
+			st.Detail, done = fmt.Sprintf("idle for %s of its %s retention: its RMID went to a new pod", idleFor, m.cfg.Retention), true
+			return nil
+		})
+		if uerr != nil && !errors.Is(uerr, state.ErrLocked) {
+			m.log.Warn("reclaiming an RMID", "group", r.Path, "err", uerr)
+		}
+		if done {
+			m.log.Info("reclaimed an idle group's RMID", "group", st.Group, "pod", st.Pod, "for", self, "detail", st.Detail)
+			return st, true
+		}
+	}
+	return Step{}, false
+}
+
+// idle reports whether a record has no container and its idle clock runs.
+func idle(r state.Record) bool { return len(r.Containers) == 0 && r.IdleSince != nil }
+
+// CompletePending gives pending pods their groups now that an RMID may be free (a pod ended,
+// a sweep removed groups), reclaiming idle groups under rmidReclaim: idle: every recorded
+// container that still runs is moved in whole, and the pod is late-assigned. A pod none of
+// whose containers runs is left to reconcile. Housekeeping: it never runs on a container's
+// critical path (the sweep runs it; the NRI adapter after a pod's end, off the event).
+func (m *Manager) CompletePending() (steps []Step, err error) {
+	recs, err := m.store.List()
+	for _, r := range recs {
+		if r.Pending == "" {
+			continue
+		}
+		var st []Step
+		full := false
+		uerr := m.store.Update(r.Group, sweepLockWait, func(tx *state.Tx) error {
+			var err error
+			st, full, err = m.completeOne(tx)
+			return err
+		})
+		if errors.Is(uerr, state.ErrLocked) {
+			continue // a call works on the pod: it completes it
+		}
+		for _, s := range st {
+			m.count(s.Action)
+		}
+		steps = append(steps, st...)
+		err = errors.Join(err, uerr)
+		if full {
+			// No RMID for this one: none for the next either (one that could be
+			// reclaimed, this one would have taken).
+			break
+		}
+	}
+	return steps, err
+}
+
+// completeOne completes one pending pod under its lock. full says it stays pending for want
+// of an RMID.
+func (m *Manager) completeOne(tx *state.Tx) (steps []Step, full bool, err error) {
+	if !tx.Owned || tx.Rec.Pending == "" {
+		return nil, false, nil
+	}
+	alive := false
+	for id := range tx.Rec.Containers {
+		alive = alive || initAlive(tx.Rec, id)
+	}
+	if !alive {
+		return nil, false, nil
+	}
+	reclaimed, err := m.ensureReclaiming(tx.Rec.Group, tx.Rec.Class)
+	if reclaimed != nil {
+		steps = append(steps, *reclaimed)
+	}
+	if err != nil {
+		if noRMID(err) {
+			return steps, true, nil
+		}
+		return steps, false, fmt.Errorf("create %s: %w%s", tx.Rec.Path, err, m.kernelSaysSuffix())
+	}
+	// A new RMID: a new life (see reserve).
+	tx.Rec.Created = m.now().UTC()
+	m.writeSnapshot(tx.Rec, snapshot.Begin)
+	moved, err := m.placeRecorded(tx, "")
+	tx.Rec.LateAssigned = true
+	steps = append(steps, Step{Action: Completed, Group: tx.Rec.Path, Pod: podOf(tx.Rec),
+		Detail: fmt.Sprintf("was pending: %s; %d tasks moved in", tx.Rec.Pending, moved)})
+	tx.Rec.Pending = ""
+	return steps, false, errors.Join(err, tx.Save())
+}

@@ -39,7 +39,7 @@ func (s *Store) Count(name string) error {
 		return fmt.Errorf("count %s: %w", name, err)
 	}
 	defer func() { _ = unix.Close(fd) }()
-	if err := flock(fd, unix.LOCK_EX); err != nil {
+	if err := flockWithin(fd, unix.LOCK_EX, countLockWait); err != nil {
 		return fmt.Errorf("count %s: lock: %w", name, err)
 	}
 	b := make([]byte, countWidth)
@@ -103,7 +103,7 @@ func readCount(path string) (uint64, error) {
 	}
 	defer func() { _ = unix.Close(fd) }()
 	// Shared: a reader never sees a write half done.
-	if err := flock(fd, unix.LOCK_SH); err != nil {
+	if err := flockWithin(fd, unix.LOCK_SH, countLockWait); err != nil {
 		return 0, err
 	}
 	b := make([]byte, countWidth+1)

@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"time"
 
 	"golang.org/x/sys/unix"
@@ -18,35 +19,58 @@ import (
 // wherever the link points.
 var ErrSymlinkDir = errors.New("is a symbolic link; not following it")
 
-// openDir opens the snapshot directory itself, never what a symbolic link at its name points
-// to; every later step works relative to the open directory (the *at calls), so the name
-// being swapped for a link meanwhile changes nothing. With create, a missing directory is
-// made, mode 0755 whatever the umask: consumers in other containers run as other users.
+// openDir opens the snapshot directory itself, never what a symbolic link points to: it walks
+// the path from its first component, each opened with O_NOFOLLOW relative to the one before,
+// so a link planted at the dir's name or at any parent (a writable /var/lib/x, say) is
+// refused, not followed. Every later step works relative to the open directory (the *at
+// calls), so a name swapped for a link meanwhile changes nothing. A real path that goes
+// through a link (/var/run on most distributions) must be named by its target. With create,
+// missing directories are made, the last one mode 0755 whatever the umask: consumers in other
+// containers run as other users.
 func openDir(dir string, create bool) (*os.File, error) {
-	if create {
-		if err := os.MkdirAll(filepath.Dir(dir), 0o755); err != nil {
-			return nil, err
-		}
+	clean := filepath.Clean(dir)
+	start := "."
+	if filepath.IsAbs(clean) {
+		start = "/"
+	}
+	fd, err := unix.Open(start, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return nil, &fs.PathError{Op: "open", Path: start, Err: err}
+	}
+	parts := strings.Split(strings.TrimPrefix(clean, "/"), "/")
+	if clean == "/" || clean == "." {
+		parts = nil
 	}
 	made := false
-	if create {
-		switch err := unix.Mkdir(dir, 0o755); {
-		case err == nil:
-			made = true
-		case !errors.Is(err, unix.EEXIST):
-			return nil, &fs.PathError{Op: "mkdir", Path: dir, Err: err}
+	for i, part := range parts {
+		at := filepath.Join(start, filepath.Join(parts[:i+1]...))
+		if create {
+			switch err := unix.Mkdirat(fd, part, 0o755); {
+			case err == nil:
+				made = i == len(parts)-1
+			case !errors.Is(err, unix.EEXIST):
+				_ = unix.Close(fd)
+				return nil, &fs.PathError{Op: "mkdir", Path: at, Err: err}
+			}
 		}
-	}
-	fd, err := unix.Open(dir, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
-	if errors.Is(err, unix.ELOOP) || errors.Is(err, unix.ENOTDIR) {
-		// The open refused already; this only tells why (Linux says ENOTDIR for a link
-		// with O_DIRECTORY, and ELOOP without).
-		if fi, lerr := os.Lstat(dir); lerr == nil && fi.Mode()&fs.ModeSymlink != 0 {
-			return nil, fmt.Errorf("dir %s %w", dir, ErrSymlinkDir)
+		next, err := unix.Openat(fd, part, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+		if errors.Is(err, unix.ELOOP) || errors.Is(err, unix.ENOTDIR) {
+			// The open refused already; this only tells why (Linux says ENOTDIR for a link
+			// with O_DIRECTORY, and ELOOP without).
+			var st unix.Stat_t
+			if unix.Fstatat(fd, part, &st, unix.AT_SYMLINK_NOFOLLOW) == nil && st.Mode&unix.S_IFMT == unix.S_IFLNK {
+				_ = unix.Close(fd)
+				if at == clean {
+					return nil, fmt.Errorf("dir %s %w", dir, ErrSymlinkDir)
+				}
+				return nil, fmt.Errorf("dir %s: %s %w (name the directory by its real path)", dir, at, ErrSymlinkDir)
+			}
 		}
-	}
-	if err != nil {
-		return nil, &fs.PathError{Op: "open", Path: dir, Err: err}
+		_ = unix.Close(fd)
+		if err != nil {
+			return nil, &fs.PathError{Op: "open", Path: at, Err: err}
+		}
+		fd = next
 	}
 	d := os.NewFile(uintptr(fd), dir)
 	if made {

@@ -14,7 +14,8 @@ import (
 )
 
 // Open returns a logger for target: "syslog" (journald picks it up; when no syslog socket
-// exists it falls back to the file fallback), "stderr", or "file:/path". The closer
+// exists it falls back to the file fallback, kept under fallbackMax with one older
+// generation), "stderr", or "file:/path". The closer
 // releases the connection or file.
 func Open(target, tag, fallback string, opts ...Option) (*slog.Logger, io.Closer, error) {
 	o := options{syslogSocket: defaultSyslogSocket}
@@ -30,7 +31,8 @@ func Open(target, tag, fallback string, opts ...Option) (*slog.Logger, io.Closer
 			w, toSyslog = sw, sw
 			break
 		}
-		f, ferr := openFile(fallback)
+		// Capped: the fallback is in the state dir, on tmpfs (see fallbackMax).
+		f, ferr := openCapped(fallback, fallbackMax)
 		if ferr != nil {
 			return nil, nil, fmt.Errorf("log: syslog: %w; fallback: %w", err, ferr)
 		}

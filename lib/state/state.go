@@ -174,7 +174,8 @@ func OpenReadOnly(dir string) (*Store, error) {
 	return &Store{dir: dir}, nil
 }
 
-// makePrivateDir creates dir 0700 if missing and refuses one that is not a real directory.
+// makePrivateDir creates dir 0700 if missing and refuses one that is not a real directory;
+// one that exists already is checked as ownPrivate says.
 func makePrivateDir(dir string) error {
 	err := os.Mkdir(dir, 0o700)
 	if errors.Is(err, fs.ErrNotExist) {
@@ -185,7 +186,10 @@ func makePrivateDir(dir string) error {
 	if err != nil && !errors.Is(err, fs.ErrExist) {
 		return fmt.Errorf("state dir: %w", err)
 	}
-	return checkDir(dir)
+	if err := checkDir(dir); err != nil {
+		return err
+	}
+	return ownPrivate(dir)
 }
 
 // checkDir refuses a path that is a symlink or not a directory.

@@ -58,6 +58,8 @@ type Plugin struct {
 	seen seen
 	// workers do every event's work, within its budget.
 	workers workers
+	// pending retries pending pods when an event freed an RMID (see pendingRetry).
+	pending pendingRetry
 }
 
 var (
@@ -329,6 +331,9 @@ func (p *Plugin) leave(event string, pod *api.PodSandbox, ctr *api.Container) bo
 	if !done {
 		err = fmt.Errorf("%w: the departure goes on in the background", ErrBudget)
 	}
+	if err == nil && freed(out.Action) {
+		p.completePendingSoon()
+	}
 	p.requestLog(event, pod, ctr).Info("left", "group", out.Group, "outcome", lifecycle.ActionOf(out, err), "detail", out.Detail,
 		"duration", time.Since(start).Round(time.Microsecond), "err", err)
 	return err == nil
@@ -350,6 +355,9 @@ func (p *Plugin) RemovePodSandbox(_ context.Context, pod *api.PodSandbox) error 
 	out, err := r.out, r.err
 	if !done {
 		err = fmt.Errorf("%w: the pod's end goes on in the background", ErrBudget)
+	}
+	if err == nil && freed(out.Action) {
+		p.completePendingSoon()
 	}
 	p.requestLog("RemovePodSandbox", pod, nil).Info("pod ended", "group", out.Group, "outcome", lifecycle.ActionOf(out, err), "detail", out.Detail,
 		"duration", time.Since(start).Round(time.Microsecond), "err", err)

@@ -51,6 +51,10 @@ func (m *Manager) Sweep() (removed []string, err error) {
 	err = errors.Join(err, perr)
 	// The counters of removed groups are free to hand on.
 	m.assignCounters()
+	// Temporary files of writers killed before their rename (see state.RemoveStaleTemps).
+	if _, terr := m.store.RemoveStaleTemps(m.now().Add(-staleTempAge)); terr != nil {
+		m.log.Warn("removing stale temporary files", "err", terr)
+	}
 	return removed, errors.Join(err, m.pruneSnapshots())
 }
 

@@ -18,8 +18,8 @@ type Setting struct {
 // settings lists every key, in the order the shipped config.yaml has them.
 var settings = []Setting{
 	{"resctrlRoot", "where resctrl is mounted (the kernel's, or the test simulator); refused if it is a symlink or another file system"},
-	{"stateDir", "the registry of owned groups, per-pod locks, failures and outcome counts; keep it on tmpfs, like resctrl (both are gone after a reboot)"},
-	{"snapshotDir", "where each group's <group>.<life>.begin and .end snapshots go; empty disables them"},
+	{"stateDir", "the registry of owned groups, per-pod locks, failures and outcome counts; keep it on tmpfs, like resctrl (both are gone after a reboot). Made 0700; an existing one is made 0700 if others may write to it, and refused if another user owns it or it is a shared sticky directory such as /tmp"},
+	{"snapshotDir", "where each group's <group>.<life>.begin and .end snapshots go; empty disables them. No component of the path may be a symbolic link (name the real path, not /var/run/...)"},
 	{"snapshotMaxAge", "finished groups' snapshots older than this are pruned"},
 	{"snapshotMaxCount", "at most this many finished lives' snapshots are kept"},
 	{"granularity", "pod: one group per pod; container: one per container"},
@@ -38,7 +38,7 @@ var settings = []Setting{
 	{"mbmAssignmentAnnotation", "under mbmAssignment: policy, pods whose annotation of this name is \"true\" get bandwidth counters before the others; empty: by LLC occupancy alone"},
 	{"mbmAssignmentNamespaces", "namespaces whose pods' mbmAssignmentAnnotation is honoured; empty: every namespace's. A pod elsewhere that asks is ranked by LLC occupancy alone and counted (failures_total, reason annotation): on a node shared by tenants, list the namespaces allowed to take the few counters first"},
 	{"mbmAssignmentHold", "under mbmAssignment: policy, a counter stays at least this long with the pod it was given to (a new counter starts from zero: handing them round would leave no pod a rate)"},
-	{"log", "syslog (journald reads it; <stateDir>/hook.log when there is no syslog), stderr, or file:/path"},
+	{"log", "syslog (journald reads it; when there is no syslog, <stateDir>/hook.log, kept under 1 MiB with one older generation, hook.log.1), stderr, or file:/path"},
 	{"runtimeRoots", "where reconcile reads the OCI runtimes' state to learn which containers are alive (globs allowed)"},
 	{"runtime", "the real OCI runtime (runc or crun) the runtime wrapper, resctrl-mon-runtime, execs"},
 	{"runtimeHook", "the resctrl-mon-hook the runtime wrapper lists in a bundle's config.json (make install builds in its own LIBEXECDIR's)"},

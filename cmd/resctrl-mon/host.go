@@ -133,7 +133,7 @@ func hostUninstall(c *cli.Context) error {
 		// wrapper's pods use, all stay.
 		msg := err.Error()
 		if errors.Is(err, hostinstall.ErrNamedByRuntime) {
-			msg += "; the chart's cleanup pod on this node then retries by itself (or run resctrl-mon host uninstall on the node)"
+			msg += "; then run resctrl-mon host uninstall on the node (docs/operations/uninstall.md, by hand on a node)"
 		}
 		d.say(kubeapi.ReasonKept, msg)
 		return err

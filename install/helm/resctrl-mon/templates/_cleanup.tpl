@@ -11,7 +11,8 @@ drain and `helm upgrade` never run a post-delete hook). See docs/operations/unin
 post-delete, not pre-delete: the DaemonSet's adapter or reconcile loop must be gone (or going:
 the cleanup waits for them) before the groups are released, or they make groups again behind
 the release. Lower weights are made first; Helm waits for the Job (weight 0) alone. A cleanup
-that succeeded leaves nothing; one that failed stays, for its logs and to retry by itself.
+that succeeded leaves nothing. When the Job fails, Helm deletes the hooks made before it (they
+succeeded) and keeps the Job, for its log; the node that refused is finished by hand.
 */}}
 {{- define "resctrl-mon.cleanupHook" -}}
 helm.sh/hook: post-delete

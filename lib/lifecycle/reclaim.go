@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"slices"
 	"syscall"
+	"time"
 
 	"github.com/resctrl-mon/resctrl-mon/lib/config"
 	"github.com/resctrl-mon/resctrl-mon/lib/snapshot"
@@ -66,7 +67,7 @@ func (m *Manager) reclaim(self string) (Step, bool) {
 				// and the next one is tried.
 				return nil
 			}
-			idleFor := m.now().Sub(*r.IdleSince).Round(1e9)
+			idleFor := m.now().Sub(*r.IdleSince).Round(time.Second)
 			st.Detail, done = fmt.Sprintf("idle for %s of its %s retention: its RMID went to a new pod", idleFor, m.cfg.Retention), true
 			return nil
 		})

@@ -74,7 +74,11 @@ func selected(sel config.Selector, pod *api.PodSandbox) bool {
 // in NRI, so it is never placed (the infra rule, docs/design/pod-lifetime.md). Containers of pods the selector leaves
 // out, or whose pod does not add up, are not live to resctrl-mon: a group made for them while
 // they were included still ends with them (reconcile keeps a group whose recorded init runs).
-func liveContainers(pods []*api.PodSandbox, ctrs []*api.Container, sel config.Selector) (live []container.Container, refused map[string]error) {
+// A container whose init fails check (checkInit: its pid is not in its cgroup, given to
+// another process since the runtime read it) is refused: reconcile would move every task of
+// that pid's cgroup, another pod's, into this pod's group.
+func liveContainers(pods []*api.PodSandbox, ctrs []*api.Container, sel config.Selector,
+	check func(pid int, c *api.Container) (string, error)) (live []container.Container, refused map[string]error) {
 	byID := map[string]*api.PodSandbox{}
 	for _, p := range pods {
 		byID[p.GetId()] = p
@@ -100,6 +104,10 @@ func liveContainers(pods []*api.PodSandbox, ctrs []*api.Container, sel config.Se
 		}
 		pid := initPid(c, false, inCgroup)
 		if pid == 0 {
+			continue
+		}
+		if _, err := check(pid, c); err != nil {
+			refused[c.GetId()] = err
 			continue
 		}
 		idn, ok := idns[pod.GetId()]

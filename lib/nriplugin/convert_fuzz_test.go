@@ -115,7 +115,7 @@ func FuzzLiveContainers(f *testing.F) {
 			{Id: id, PodSandboxId: podOf, Pid: uint32(pid) + 1, State: api.ContainerState(state % 5)},
 			{Id: id + "-2", PodSandboxId: sandbox, Pid: uint32(pid) + 2, State: api.ContainerState_CONTAINER_RUNNING},
 		}
-		live, refused := liveContainers(pods, ctrs, sel)
+		live, refused := liveContainers(pods, ctrs, sel, anyInit)
 		seen := map[string]bool{}
 		for _, c := range live {
 			var sent *api.Container

@@ -10,6 +10,8 @@ import (
 	"time"
 
 	"github.com/containerd/nri/pkg/api"
+
+	"github.com/resctrl-mon/resctrl-mon/test/proctest"
 )
 
 // A pid the runtime sends is only a number: one that exited and was given to another pod's
@@ -123,4 +125,35 @@ func (l *lockedBuffer) String() string {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	return l.b.String()
+}
+
+// Synchronize (a start, a runtime's restart) hands reconcile the runtime's running
+// containers, whose pids it read any time before: reconcile moves every task of a live
+// container's pid's cgroup. A pid outside the container's cgroup is refused and counted
+// there too, and nothing moves.
+func TestSynchronizeRefusesPidOutsideTheContainersCgroup(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, nil)
+	other := lateInit(t)
+	other.Release(t)
+	other.WaitLine(t, "ready")
+	other.WaitTasks(t, lateTasks)
+	own := proctest.Hold(t, "sleep 600")
+	pd := pod(uidA, sbA, "default", "web")
+	ctr := &api.Container{Id: "c1", PodSandboxId: sbA, State: api.ContainerState_CONTAINER_RUNNING, Pid: uint32(other.Pid),
+		Linux: &api.LinuxContainer{CgroupsPath: strings.TrimPrefix(own.Cgroup, "/sys/fs/cgroup/pids")}}
+	e.rt.pods[pd.Id], e.rt.ctrs[ctr.Id] = pd, ctr
+	e.startAdapter(Options{})
+	if group := "mon_groups/" + uidA; e.exists(group) {
+		_ = e.tasks("")
+		t.Errorf("a group %s was made for a pid outside the container's cgroup; it holds %v (the other pod's: %v)",
+			group, e.tasks(group), other.Tasks(t))
+	}
+	counts, err := e.manager().Store().Counts()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if counts["adapter.refused"] != 1 {
+		t.Errorf("adapter.refused counted %d, want 1 (all: %v)", counts["adapter.refused"], counts)
+	}
 }

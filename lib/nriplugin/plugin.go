@@ -182,7 +182,7 @@ func (p *Plugin) Synchronize(_ context.Context, pods []*api.PodSandbox, ctrs []*
 	cfg, sel, m := p.current()
 	log := p.logger().With("event", "Synchronize", "pods", len(pods), "containers", len(ctrs))
 	p.seen.Reset() // a (re)connection: what happened meanwhile is the registry's to say
-	live, refused := liveContainers(pods, ctrs, sel)
+	live, refused := liveContainers(pods, ctrs, sel, checkInit)
 	// A first start on a node full of pods can outlast the runtime's patience: past the
 	// budget the repair goes on in the background, under the same per-pod locks as events.
 	_, done := within(&p.workers, budget(cfg, p.timeouts.get()), func() struct{} {

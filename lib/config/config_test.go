@@ -147,7 +147,12 @@ func TestShippedConfigIsTheDefaults(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := Default()
-	if c.ResctrlRoot != want.ResctrlRoot || c.StateDir != want.StateDir || c.SnapshotDir != want.SnapshotDir ||
+	// `[]` in the file is the default's nil: both mean every namespace.
+	if len(c.Annotations.OptOutNamespaces) == 0 {
+		c.Annotations.OptOutNamespaces = nil
+	}
+	if c.RMIDReclaim != want.RMIDReclaim || len(c.MBMAssignmentNamespaces) != len(want.MBMAssignmentNamespaces) ||
+		c.ResctrlRoot != want.ResctrlRoot || c.StateDir != want.StateDir || c.SnapshotDir != want.SnapshotDir ||
 		c.Retention != want.Retention || !reflect.DeepEqual(c.Annotations, want.Annotations) || c.Log != want.Log ||
 		c.FailurePolicy != want.FailurePolicy || c.HookBudget != want.HookBudget || c.SnapshotMaxAge != want.SnapshotMaxAge || c.SnapshotMaxCount != want.SnapshotMaxCount ||
 		!slices.Equal(c.RuntimeRoots, want.RuntimeRoots) || c.Granularity != want.Granularity || c.NoPod != want.NoPod ||

@@ -93,7 +93,7 @@ func TestPidOutsideTheContainersCgroupRefused(t *testing.T) {
 			if counts["adapter.refused"] != 1 {
 				t.Errorf("adapter.refused counted %d, want 1 (all: %v)", counts["adapter.refused"], counts)
 			}
-			if s := log.String(); !strings.Contains(s, "not in the container's cgroup") {
+			if s := log.String(); !strings.Contains(s, "outcome=refused") || !strings.Contains(s, "not in the container's cgroup") {
 				t.Errorf("the refusal is not logged as such:\n%s", s)
 			}
 		})

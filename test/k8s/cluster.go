@@ -30,6 +30,8 @@ type ClusterOptions struct {
 	Images []string
 	// Forker is a static binary copied into the test image as /bin/forker.
 	Forker string
+	// Registry is a plain-HTTP registry on loopback (host:port) the runtime may pull from.
+	Registry string
 }
 
 // WrapperPath and WrapperConfig are where containerd's "resctrl-mon" runtime handler finds
@@ -62,7 +64,7 @@ func StartCluster(t *testing.T, runtime string, opts ClusterOptions) *Cluster {
 	c.Work = dir
 	c.helmDir = filepath.Join(dir, "helm")
 	script := filepath.Join(repoRoot(t), "test", "k8s", "cluster.sh")
-	env := append(os.Environ(), "KWORK="+dir, "KIMAGES="+strings.Join(opts.Images, " "), "KFORKER="+opts.Forker,
+	env := append(os.Environ(), "KWORK="+dir, "KIMAGES="+strings.Join(opts.Images, " "), "KFORKER="+opts.Forker, "KREGISTRY="+opts.Registry,
 		"KWRAPPER="+c.WrapperPath(), "KWRAPPER_CONFIG="+c.WrapperConfig())
 	t.Cleanup(func() {
 		if t.Failed() {

@@ -12,6 +12,9 @@
 # Extra images to load into the runtime: the OCI archives named in $KIMAGES (spaces); a static
 # binary named by $KFORKER is copied into the test image as /bin/forker. containerd gets a
 # runtime handler "resctrl-mon" whose runtime is $KWRAPPER, reading $KWRAPPER_CONFIG.
+# $KREGISTRY (host:port on loopback, plain HTTP) is a registry both runtimes pull from, as a
+# node pulls from a cluster's registry: containerd through its hosts config (config_path),
+# CRI-O through a registries.conf of its own (the host's /etc/containers is left alone).
 set -euo pipefail
 : "${KWORK:?KWORK names the directory of the cluster}"
 here=$(cd "$(dirname "$0")" && pwd)
@@ -119,7 +122,11 @@ KC
 
 containerd_up() {
 	local b=$KWORK/c
-	mkdir -p "$b/cni/net.d" "$b/cni/bin" "$b/nri/plugins" "$b/nri/conf.d"
+	mkdir -p "$b/cni/net.d" "$b/cni/bin" "$b/nri/plugins" "$b/nri/conf.d" "$b/certs.d"
+	if [ -n "${KREGISTRY:-}" ]; then
+		mkdir -p "$b/certs.d/$KREGISTRY"
+		printf 'server = "http://%s"\n[host."http://%s"]\n  capabilities = ["pull", "resolve"]\n' "$KREGISTRY" "$KREGISTRY" >"$b/certs.d/$KREGISTRY/hosts.toml"
+	fi
 	# A CNI config makes containerd report NetworkReady (kubelet's node Ready needs it);
 	# cniVersion 1.0.0: go-cni then never runs the plugin, and host-network pods never call CNI.
 	echo '{"cniVersion": "1.0.0", "name": "placeholder", "plugins": [{"type": "loopback"}]}' >"$b/cni/net.d/10-placeholder.conflist"
@@ -151,6 +158,8 @@ temp = "$b/tmp"
     snapshotter = "overlayfs"
     [plugins.'io.containerd.cri.v1.images'.pinned_images]
       sandbox = "$IMG"
+    [plugins.'io.containerd.cri.v1.images'.registry]
+      config_path = "$b/certs.d"
   [plugins.'io.containerd.cri.v1.runtime']
     restrict_oom_score_adj = true         # root lacks CAP_SYS_RESOURCE here
     netns_mounts_under_state_dir = true   # pod netns under state, not /run/netns
@@ -195,6 +204,11 @@ crio_up() {
 	local b=$KWORK/o w
 	mkdir -p "$b"/{root,run,hooks.d,runc,conf.d,cni/net.d,cni/bin}
 	echo '{"default":[{"type":"insecureAcceptAnything"}]}' >"$b/policy.json"
+	mkdir -p "$b/registries.conf.d"
+	{
+		echo 'unqualified-search-registries = []'
+		if [ -n "${KREGISTRY:-}" ]; then printf '[[registry]]\nlocation = "%s"\ninsecure = true\n' "$KREGISTRY"; fi
+	} >"$b/registries.conf"
 	echo '{"cniVersion": "1.0.0", "name": "placeholder", "plugins": [{"type": "loopback"}]}' >"$b/cni/net.d/10-placeholder.conflist"
 	# CRI-O ignores a CNI config whose plugin binary is missing.
 	cp "$CNIBIN/loopback" "$b/cni/bin/loopback"
@@ -257,7 +271,8 @@ TOML
 	done
 	grep -o " $b/r[^ ]*" /proc/mounts | sort -r | xargs -r -n1 umount 2>/dev/null || true
 	rm -rf "$w"
-	PATH=$OBIN:$PATH setsid "$OBIN/crio" --config "$b/crio.conf" --config-dir "$b/conf.d" >>"$b/crio.log" 2>&1 </dev/null &
+	PATH=$OBIN:$PATH setsid "$OBIN/crio" --config "$b/crio.conf" --config-dir "$b/conf.d" \
+		--registries-conf "$b/registries.conf" --registries-conf-dir "$b/registries.conf.d" >>"$b/crio.log" 2>&1 </dev/null &
 	echo $! >"$b/crio.pid"
 	printf 'runtime-endpoint: unix://%s\nimage-endpoint: unix://%s\ntimeout: 30\n' "$b/crio.sock" "$b/crio.sock" >"$b/crictl.yaml"
 	wait_for 60 crio "$CRICTL" --config "$b/crictl.yaml" version

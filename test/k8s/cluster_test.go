@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/resctrl-mon/resctrl-mon/test/registrytest"
 	"github.com/resctrl-mon/resctrl-mon/test/resctrlsim"
 )
 
@@ -67,6 +68,8 @@ type scenario struct {
 	*Cluster
 	mode string
 	sim  *resctrlsim.Sim
+	// registry (host:port) holds the chart and the image; the node pulls from it
+	registry string
 	// paths on the node
 	state, hookPath, hooksDir, hookConfig string
 }
@@ -77,32 +80,41 @@ func TestKubernetesCRIOHooks(t *testing.T) { runScenario(t, "crio", "hooks") }
 
 func runScenario(t *testing.T, runtime, mode string) {
 	buildImages(t)
+	reg := registrytest.Start(t)
+	publish(t, reg.Addr, images.test1, "test1")
+	publish(t, reg.Addr, images.test2, "test2")
 	sim := resctrlsim.MountT(t, resctrlsim.Options{NumRMIDs: 64})
-	c := StartCluster(t, runtime, ClusterOptions{Images: []string{images.test1, images.test2}, Forker: images.forker})
-	s := &scenario{Cluster: c, mode: mode, sim: sim, state: filepath.Join(c.Work, "state")}
+	c := StartCluster(t, runtime, ClusterOptions{Forker: images.forker, Registry: reg.Addr})
+	s := &scenario{Cluster: c, mode: mode, sim: sim, state: filepath.Join(c.Work, "state"), registry: reg.Addr}
 	host := filepath.Join(c.Work, "host")
 	s.hookPath = filepath.Join(host, "libexec", "resctrl-mon-hook")
 	s.hooksDir = filepath.Join(c.Work, "o", "hooks.d")
 	s.hookConfig = c.WrapperConfig()
 
+	s.podSecurity()
 	s.install("test1")
 	wl := s.workloads()
 	s.staticPod(wl)
 	s.execs(wl)
 	before := s.groups(wl)
 	s.replaceDaemonPod(wl, before)
+	s.keeps(wl, before)
 	s.upgrade(wl, before)
 	s.prometheus(wl)
+	s.containerNames(wl)
 	s.restarts(wl)
 	s.gracefulDeletion(wl)
 	s.uninstall(wl)
 }
 
-// values are the chart's values for this node: its simulator, state dir, sockets and paths.
-func (s *scenario) values(tag string) string {
+// values are the chart's values for this node. Everything else is the chart's default; each
+// value here is one these test machines force, with its reason beside it.
+func (s *scenario) values() string {
 	runtimeRoot := filepath.Join(s.Work, "c", "runc", "*")
+	runtimeConfig := filepath.Join(s.Work, "c", "config.toml")
 	if s.Runtime == "crio" {
 		runtimeRoot = filepath.Join(s.Work, "o", "runc")
+		runtimeConfig = filepath.Join(s.Work, "o", "crio.conf")
 	}
 	priority := "system-node-critical"
 	if s.Runtime == "crio" {
@@ -111,35 +123,51 @@ func (s *scenario) values(tag string) string {
 		// (restrict_oom_score_adj), CRI-O has no such setting.
 		priority = ""
 	}
-	return fmt.Sprintf(`mode: %s
+	return fmt.Sprintf(`# The mode under test (nri is the default).
+mode: %s
+# CRI-O only: see above.
 priorityClassName: %q
-image: {repository: localhost/resctrl-mon, tag: %s, pullPolicy: Never}
+# The test's registry on loopback; the tag is the chart's appVersion, as a release has it.
+image: {repository: %s}
 config:
+  # No RDT hardware here: the resctrl simulator.
   resctrlRoot: %s
+  # Under the test's directory, so that nothing stays on the host.
   stateDir: %s
   snapshotDir: %s/snapshots
+  # Short, so the test sees a deleted pod's group go.
   retention: 5s
+  # The test cluster's runc roots are under its directory.
   runtimeRoots: [%q]
+# The wrapper is exercised on containerd (see wrapper()); on the node under the test's directory.
 wrapper: {enabled: %t, path: %s}
 nri:
+  # The test cluster's NRI socket.
   socket: %s
+  # Short, so the test does not wait on the sweep.
   sweepEvery: 2s
 hooks:
+  # Under the test's directory, so that nothing stays on the host; the hook's log there too.
   hookPath: %s
   hooksDir: %s
   configPath: %s
   log: file:%s/hook.log
+  # Short, so the test does not wait on reconcile.
   reconcileEvery: 2s
 # This VM's mounts are private: HostToContainer would be refused.
 resctrlMountPropagation: None
 # No kube-proxy on this node: the service network does not reach host-network pods.
 kubernetesAPI: https://127.0.0.1:6443
 exporter:
-  listen: 127.0.0.1:%d
+  # Loopback only on these machines, and a port nothing else here uses.
+  host: 127.0.0.1
   port: %d
-`, s.mode, priority, tag, s.sim.Dir, s.state, s.state, runtimeRoot, s.wrapper(), s.WrapperPath(),
+uninstall:
+  # The test cluster's runtime config (the host's /etc/containerd and /etc/crio are not its).
+  runtimeConfigs: [%q]
+`, s.mode, priority, imageRepository(s.registry), s.sim.Dir, s.state, s.state, runtimeRoot, s.wrapper(), s.WrapperPath(),
 		filepath.Join(s.Work, "c", "nri", "nri.sock"),
-		s.hookPath, s.hooksDir, s.hookConfig, s.state, metricsPort, metricsPort)
+		s.hookPath, s.hooksDir, s.hookConfig, s.state, metricsPort, runtimeConfig)
 }
 
 // wrapper: the runtime wrapper's RuntimeClass is tested on containerd, which checks a
@@ -149,7 +177,7 @@ func (s *scenario) wrapper() bool { return s.Runtime == "containerd" }
 
 func (s *scenario) writeValues(tag string) string {
 	p := filepath.Join(s.Work, "values-"+tag+".yaml")
-	if err := os.WriteFile(p, []byte(s.values(tag)), 0o644); err != nil {
+	if err := os.WriteFile(p, []byte(s.values()), 0o644); err != nil {
 		s.t.Fatal(err)
 	}
 	return p
@@ -158,8 +186,10 @@ func (s *scenario) writeValues(tag string) string {
 func (s *scenario) install(tag string) {
 	t := s.t
 	start := time.Now()
-	s.Helm("install", release, chartDir(t), "--namespace", namespace, "--create-namespace",
-		"-f", s.writeValues(tag), "--wait", "--timeout", "120s")
+	// As an operator installs a release: the chart from the registry, the image pulled by
+	// the node's runtime (nothing was loaded into it).
+	s.Helm("install", release, chartRef(s.registry), "--version", chartVersion(tag), "--plain-http",
+		"--namespace", namespace, "--create-namespace", "-f", s.writeValues(tag), "--wait", "--timeout", "120s")
 	s.Kubectl("-n", namespace, "rollout", "status", "ds/"+daemonSet, "--timeout=120s")
 	t.Logf("helm install (%s, %s): DaemonSet Ready in %s", s.mode, s.Runtime, time.Since(start).Round(100*time.Millisecond))
 	var want []string

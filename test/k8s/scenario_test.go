@@ -5,7 +5,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"slices"
 	"strings"
 	"time"
 
@@ -304,7 +303,8 @@ spec:
 
 // upgrade is `helm upgrade` to a new image while the workloads run.
 func (s *scenario) upgrade(wl *workloads, before groupState) {
-	s.Helm("upgrade", release, chartDir(s.t), "--namespace", namespace, "-f", s.writeValues("test2"), "--wait", "--timeout", "120s")
+	s.Helm("upgrade", release, chartRef(s.registry), "--version", chartVersion("test2"), "--plain-http",
+		"--namespace", namespace, "-f", s.writeValues("test2"), "--wait", "--timeout", "120s")
 	s.Kubectl("-n", namespace, "rollout", "status", "ds/"+daemonSet, "--timeout=120s")
 	s.Eventually(60*time.Second, "the DaemonSet's pod on image test2", func() (bool, string) {
 		out, err := s.TryKubectl("-n", namespace, "get", "pods", "-l", "app.kubernetes.io/name=resctrl-mon", "-o", "jsonpath={.items[*].spec.containers[*].image}")
@@ -327,6 +327,10 @@ func (s *scenario) prometheus(wl *workloads) {
     relabel_configs:
       - source_labels: [__meta_kubernetes_pod_annotation_prometheus_io_scrape]
         regex: "true"
+        action: keep
+      # As the docs' job: only the port named metrics, not one port-less target per container.
+      - source_labels: [__meta_kubernetes_pod_container_port_name]
+        regex: metrics
         action: keep
       # The pods use the node's network; the test reaches it on loopback only.
       - source_labels: [__meta_kubernetes_pod_annotation_prometheus_io_port]
@@ -401,38 +405,6 @@ func (s *scenario) gracefulDeletion(wl *workloads) {
 	if len(ends) != 1 {
 		s.t.Errorf("deleted pod web: %d end snapshots, want 1", len(ends))
 	}
-}
-
-// uninstall: helm uninstall leaves nothing of ours on the node.
-func (s *scenario) uninstall(wl *workloads) {
-	t := s.t
-	s.Helm("uninstall", release, "--namespace", namespace, "--wait", "--timeout", "120s")
-	s.Eventually(60*time.Second, "the DaemonSet's pods gone", func() (bool, string) {
-		pods, err := s.PodsOf(namespace, "app.kubernetes.io/name=resctrl-mon")
-		return err == nil && len(pods) == 0, fmt.Sprintf("%d pods, %v", len(pods), err)
-	})
-	for _, p := range []string{s.hookPath, s.hookConfig, s.WrapperPath(), filepath.Join(s.hooksDir, "resctrl-mon-createruntime.json"), filepath.Join(s.hooksDir, "resctrl-mon-poststop.json")} {
-		if _, err := os.Stat(p); !os.IsNotExist(err) {
-			t.Errorf("after helm uninstall, %s is still on the node (%v)", p, err)
-		}
-	}
-	// Every group resctrl-mon made is released: no RMID outlives it.
-	for _, uid := range []string{wl.staticUID, wl.quitter.UID, wl.late.UID} {
-		if _, err := os.Stat(filepath.Join(s.sim.Dir, groupOf(uid))); !os.IsNotExist(err) {
-			t.Errorf("after helm uninstall, %s is still there (%v)", groupOf(uid), err)
-		}
-	}
-	left, _ := os.ReadDir(filepath.Join(s.sim.Dir, "mon_groups"))
-	var names []string
-	for _, e := range left {
-		names = append(names, e.Name())
-	}
-	slices.Sort(names)
-	if len(names) > 0 {
-		t.Errorf("after helm uninstall (%s): groups left %v", s.mode, names)
-	}
-	// The workloads run on, in the root group.
-	s.requireRunning("stat-", wl.static)
 }
 
 // requireRunning fails unless the pod's containers still run.

@@ -202,7 +202,7 @@ TOML
 
 crio_up() {
 	local b=$KWORK/o w
-	mkdir -p "$b"/{root,run,hooks.d,runc,conf.d,cni/net.d,cni/bin}
+	mkdir -p "$b"/{root,run,tmp,hooks.d,runc,conf.d,cni/net.d,cni/bin}
 	echo '{"default":[{"type":"insecureAcceptAnything"}]}' >"$b/policy.json"
 	mkdir -p "$b/registries.conf.d"
 	{

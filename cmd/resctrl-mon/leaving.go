@@ -129,8 +129,8 @@ func waitPlacers(c *cli.Context) error {
 			said = true
 		}
 		select {
-		case <-c.Context.Done():
-			return c.Context.Err()
+		case <-c.Done():
+			return c.Err()
 		case <-time.After(250 * time.Millisecond):
 		}
 	}

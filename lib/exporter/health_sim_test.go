@@ -41,7 +41,12 @@ func TestHealthSaysWhyAWriteWasRefused(t *testing.T) {
 			ctx, cancel := context.WithCancel(context.Background())
 			done := make(chan error, 1)
 			go func() { done <- n.Serve(ctx) }()
-			t.Cleanup(func() { cancel(); <-done })
+			t.Cleanup(func() {
+				cancel()
+				if err := <-done; err != nil {
+					t.Logf("serve: %v", err)
+				}
+			})
 			url := "http://" + n.Addr().String() + "/healthz"
 			if code, body := healthz(t, url); code != http.StatusOK {
 				t.Fatalf("before any refusal: %d %s", code, body)

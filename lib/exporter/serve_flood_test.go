@@ -3,6 +3,7 @@ package exporter_test
 import (
 	"bufio"
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"net"
@@ -240,7 +241,8 @@ func flood(t *testing.T, reg *prometheus.Registry, n int) {
 	for i, c := range append(readers, half...) {
 		_ = c.SetReadDeadline(time.Now().Add(10 * time.Second))
 		got, err := io.Copy(io.Discard, bufio.NewReader(c))
-		if ne, ok := err.(net.Error); ok && ne.Timeout() {
+		var ne net.Error
+		if errors.As(err, &ne) && ne.Timeout() {
 			t.Errorf("flood connection %d: not closed on the client's side after the server closed it", i)
 		}
 		if got > 64<<10 && got < int64(full) { // more than a 503, less than the whole scrape

@@ -54,7 +54,7 @@ func TestClassify(t *testing.T) {
 			continue
 		}
 		if !ok {
-			if got := permission.Explain(c.err, c.p); got != c.err {
+			if got := permission.Explain(c.err, c.p); got != c.err { //nolint:errorlint // the very error, unwrapped, is what must come back
 				t.Errorf("%s: Explain changed a non-refusal: %v", c.name, got)
 			}
 			continue

@@ -27,7 +27,7 @@ func TestCountLockWaitIsBounded(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer unix.Close(fd)
+	defer func() { _ = unix.Close(fd) }()
 	if err := unix.Flock(fd, unix.LOCK_EX); err != nil {
 		t.Fatal(err)
 	}

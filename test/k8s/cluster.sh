@@ -200,6 +200,38 @@ TOML
 	echo "$b/containerd.sock" >"$KWORK/runtime.sock"
 }
 
+# crio_runtime prints the OCI runtime CRI-O runs. kubelet sends every container a hugetlb
+# limit (0 for each page size) and CRI-O passes it on when /proc/cgroups lists hugetlb; on a
+# hybrid host whose hugetlb controller sits in cgroup2 only (no v1 hierarchy: /proc/cgroups
+# says hierarchy 0), runc's v1 cgroup manager then fails every container ("cannot set hugetlb
+# limit: container could not join or create cgroup"). There, runc is run through a shim that
+# drops the hugetlb limits from the bundle's config.json (limits of 0 on a controller the
+# container cannot join) and execs runc with the same arguments.
+crio_runtime() {
+	local b=$1 runc=${KRUNTIME:-$(command -v runc)}
+	if [ -d /sys/fs/cgroup/unified ] && awk '$1 == "hugetlb" && $2 == 0 {f=1} END {exit !f}' /proc/cgroups; then
+		cat >"$b/runc-nohugetlb" <<SHIM
+#!/bin/sh
+# test/k8s/cluster.sh: runc without hugetlb limits (this host's hugetlb is in cgroup2 only).
+bundle= prev=
+for a in "\$@"; do
+	case \$prev in --bundle|-b) bundle=\$a ;; esac
+	case \$a in --bundle=*) bundle=\${a#--bundle=} ;; esac
+	prev=\$a
+done
+if [ -n "\$bundle" ] && [ -f "\$bundle/config.json" ]; then
+	jq -c 'del(.linux.resources.hugepageLimits)' "\$bundle/config.json" >"\$bundle/config.json.nohugetlb" &&
+		mv -f "\$bundle/config.json.nohugetlb" "\$bundle/config.json"
+fi
+exec $runc "\$@"
+SHIM
+		chmod +x "$b/runc-nohugetlb"
+		echo "$b/runc-nohugetlb"
+		return
+	fi
+	echo "$runc"
+}
+
 crio_up() {
 	local b=$KWORK/o w
 	mkdir -p "$b"/{root,run,tmp,hooks.d,runc,conf.d,cni/net.d,cni/bin}
@@ -241,7 +273,7 @@ irqbalance_config_restore_file = "disable"
 drop_infra_ctr = true
 log_level = "info"
 [crio.runtime.runtimes.runc]
-runtime_path = "${KRUNTIME:-$(command -v runc)}"
+runtime_path = "$(crio_runtime "$b")"
 runtime_type = "oci"
 runtime_root = "$b/runc"
 monitor_path = "$(command -v conmon)"

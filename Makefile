@@ -199,6 +199,7 @@ install: install-check build
 	install -D -m 0755 $(BIN)/resctrl-mon-nri $(DESTDIR)$(BINDIR)/resctrl-mon-nri
 	install -D -m 0644 README.md $(DESTDIR)$(DOCDIR)/README.md
 	install -D -m 0644 test/README.md $(DESTDIR)$(DOCDIR)/test/README.md
+	install -D -m 0644 install/helm/resctrl-mon/README.md $(DESTDIR)$(DOCDIR)/install/helm/resctrl-mon/README.md
 	for f in $$(cd docs && find . -name '*.md' | sort); do \
 	  install -D -m 0644 docs/$$f $(DESTDIR)$(DOCDIR)/docs/$$f || exit 1; \
 	done
@@ -234,7 +235,7 @@ uninstall:
 	rm -f $(DESTDIR)$(DOCDIR)/examples/containerd-nri.toml $(DESTDIR)$(DOCDIR)/examples/crio-nri.conf
 	rm -f $(DESTDIR)$(CONFDIR)/host-install.json
 	rm -f $(DESTDIR)$(DOCDIR)/README.md
-	rm -rf $(DESTDIR)$(DOCDIR)/docs $(DESTDIR)$(DOCDIR)/test
+	rm -rf $(DESTDIR)$(DOCDIR)/docs $(DESTDIR)$(DOCDIR)/test $(DESTDIR)$(DOCDIR)/install
 
 clean:
 	rm -rf $(BIN)

@@ -165,6 +165,7 @@ func (l installed) files() []string {
 		l.units + "/resctrl-mon-nri.service",
 		l.doc + "/README.md",
 		l.doc + "/test/README.md",
+		l.doc + "/install/helm/resctrl-mon/README.md", // the chart's values, which the Kubernetes pages link to
 		l.doc + "/examples/containerd-nri.toml",
 		l.doc + "/examples/crio-nri.conf",
 	}

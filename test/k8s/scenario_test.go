@@ -345,6 +345,8 @@ func (s *scenario) prometheus(wl *workloads) {
 		fmt.Sprintf(`resctrl_mon_pod_info{namespace="default",pod=%q,pod_uid=%q}`, wl.web.Name, wl.web.UID),
 		fmt.Sprintf(`{__name__=~"resctrl_mon_.*bytes.*",namespace="default",pod=%q}`, wl.web.Name),
 		`up{job="resctrl-mon",node!=""}`,
+		// The pressure of a container queried by its Kubernetes name, as cAdvisor's series are.
+		fmt.Sprintf(`resctrl_mon_pressure_cpu_waiting_seconds_total{namespace="default",pod=%q,container="a",container_id=~"[0-9a-f]{64}"}`, wl.web.Name),
 	} {
 		s.Eventually(60*time.Second, "Prometheus: "+q, func() (bool, string) {
 			res, err := p.Query(q)

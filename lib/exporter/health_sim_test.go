@@ -1,7 +1,6 @@
 package exporter_test
 
 import (
-	"context"
 	"io"
 	"net/http"
 	"strings"
@@ -34,19 +33,7 @@ func TestHealthSaysWhyAWriteWasRefused(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			t.Parallel()
 			e := newEnv(t, nil)
-			n, err := exporter.NewNode(e.cfg, exporter.NodeOptions{ServeOptions: exporter.ServeOptions{Listen: "127.0.0.1:0"}})
-			if err != nil {
-				t.Fatal(err)
-			}
-			ctx, cancel := context.WithCancel(context.Background())
-			done := make(chan error, 1)
-			go func() { done <- n.Serve(ctx) }()
-			t.Cleanup(func() {
-				cancel()
-				if err := <-done; err != nil {
-					t.Logf("serve: %v", err)
-				}
-			})
+			n := serveNode(t, e.cfg, exporter.NodeOptions{}, t.Logf)
 			url := "http://" + n.Addr().String() + "/healthz"
 			if code, body := healthz(t, url); code != http.StatusOK {
 				t.Fatalf("before any refusal: %d %s", code, body)

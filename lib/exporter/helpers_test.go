@@ -1,6 +1,7 @@
 package exporter_test
 
 import (
+	"context"
 	"fmt"
 	"log/slog"
 	"path/filepath"
@@ -172,3 +173,24 @@ func sum(ms []*dto.Metric) float64 {
 }
 
 func itoa(n int) string { return fmt.Sprint(n) }
+
+// serveNode serves a node exporter of cfg on a loopback port until the test ends; an error
+// from its shutdown goes to report (t.Logf or t.Errorf: the caller's verdict).
+func serveNode(t *testing.T, cfg config.Config, o exporter.NodeOptions, report func(string, ...any)) *exporter.Node {
+	t.Helper()
+	o.Listen = "127.0.0.1:0"
+	n, err := exporter.NewNode(cfg, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- n.Serve(ctx) }()
+	t.Cleanup(func() {
+		cancel()
+		if err := <-done; err != nil {
+			report("serve: %v", err)
+		}
+	})
+	return n
+}

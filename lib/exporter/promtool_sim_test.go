@@ -2,7 +2,6 @@ package exporter_test
 
 import (
 	"bytes"
-	"context"
 	"errors"
 	"io"
 	"net/http"
@@ -50,19 +49,7 @@ func TestScrapePassesPromtool(t *testing.T) {
 	})
 	e.sim.SetCounterState("mbm_local_bytes", "Unavailable", "mon_groups/"+uidIdle)
 
-	n, err := exporter.NewNode(e.cfg, exporter.NodeOptions{ServeOptions: exporter.ServeOptions{Listen: "127.0.0.1:0"}, PressureAverages: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- n.Serve(ctx) }()
-	t.Cleanup(func() {
-		cancel()
-		if err := <-done; err != nil {
-			t.Errorf("serve: %v", err)
-		}
-	})
+	n := serveNode(t, e.cfg, exporter.NodeOptions{PressureAverages: true}, t.Errorf)
 	body := scrape(t, "http://"+n.Addr().String()+"/metrics")
 	// The scrape must hold what the lint is meant to see, or a pass proves little.
 	for _, want := range []string{

@@ -201,7 +201,7 @@ func create(m *lifecycle.Manager, st specs.State, onGroup func(string)) (lifecyc
 		return out, err
 	}
 	p := lifecycle.Placement{ContainerID: st.ID, Pid: st.Pid, Pod: idn, Annotations: st.Annotations, Class: ocistate.Class(ocistate.IntelRdt(spec), st.ID), Cgroup: cgroup,
-		PodCgroup: identity.PodCgroup(idn, st.ID, ocistate.CgroupsPath(spec))}
+		PodCgroup: identity.PodCgroup(idn, st.ID, ocistate.CgroupsPath(spec)), CgroupsPath: ocistate.CgroupsPath(spec)}
 	if group := m.GroupOf(p); group != "" {
 		onGroup(group)
 	}

@@ -40,6 +40,13 @@ type Placement struct {
 	// systemd slice name; "" when it named none. It is recorded as the pod's only if it is
 	// the parent of the container's cgroup.
 	PodCgroup string
+	// CgroupsPath is the container's cgroup as its runtime named it (the spec's
+	// linux.cgroupsPath, NRI's Linux.CgroupsPath); "" skips that check. Place checks the init
+	// is there, and still the process it read first, right before it moves anything: the
+	// front end checked the pid when its event came, but the pod's lock may keep Place
+	// waiting (up to lockTimeout) before the write, time enough for the init to exit and its
+	// pid to go to another pod's process.
+	CgroupsPath string
 	// Late says the container has already run: its runtime gave no pid before it started
 	// (NRI's PostStartContainer fallback, CRI-O before 1.36). Every task of its cgroup is
 	// moved, not just the init's threads, and the pod is marked late-assigned: what they
@@ -88,6 +95,10 @@ func (m *Manager) Place(p Placement) (out Outcome, err error) {
 	if err != nil {
 		return out, err
 	}
+	if err := m.stillInit(p, st); err != nil {
+		m.recordFailure(FailIdentity, p.ContainerID, out.Pod, err)
+		return out, errors.Join(fmt.Errorf("%w: %w", ErrSpoofed, err), m.release(p.ContainerID, name, created))
+	}
 	// The threads move outside the pod's lock: the container is in the record already, so
 	// a concurrent last-stop keeps the group, and other containers of the pod need not wait.
 	// The kernel refuses a thread of another class; goresctrl's check only names the class,
@@ -107,6 +118,26 @@ func (m *Manager) Place(p Placement) (out Outcome, err error) {
 		return out, errors.Join(err, m.release(p.ContainerID, name, created))
 	}
 	return out, nil
+}
+
+// stillInit makes sure, right before the write, that the pid is still the init the placement
+// began with: in the container's cgroup (when the front end named it), and the process whose
+// start time st was read first. A pid whose process exited while Place waited for the pod's
+// lock may be another pod's process now, which (late: with every task of its cgroup) would be
+// moved here and pin this group's RMID. The cgroup is read before the start time, so the
+// process found in the cgroup is the one whose start time matches. What is left is the
+// kernel's: it resolves the pid at the write itself.
+func (m *Manager) stillInit(p Placement, st procfs.Stat) error {
+	if p.CgroupsPath != "" {
+		if _, err := m.cg.Check(p.Pid, p.CgroupsPath); err != nil {
+			return fmt.Errorf("right before it was placed: %w", err)
+		}
+	}
+	if !procfs.SameProcess(p.Pid, st.StartTime) {
+		return fmt.Errorf("pid %d is no longer the process it was when the placement began (started at tick %d): it exited, "+
+			"or the pid went to another process", p.Pid, st.StartTime)
+	}
+	return nil
 }
 
 // placeLate moves every task of a started container's cgroup into its group: the init has

@@ -259,7 +259,8 @@ func (p *Plugin) place(event string, pod *api.PodSandbox, ctr *api.Container, in
 				return result{pid: pid, err: m.Refuse(ctr.GetId(), err)}
 			}
 			pl := lifecycle.Placement{ContainerID: ctr.GetId(), Pid: pid, Pod: idn, Cgroup: cg,
-				Annotations: annotations(pod, ctr), Class: class(ctr), Late: late, PodCgroup: pod.GetLinux().GetCgroupParent()}
+				Annotations: annotations(pod, ctr), Class: class(ctr), Late: late, PodCgroup: pod.GetLinux().GetCgroupParent(),
+				CgroupsPath: ctr.GetLinux().GetCgroupsPath()}
 			out, err := m.Place(pl)
 			return result{out: out, err: err, pid: pid}
 		})

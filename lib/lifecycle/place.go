@@ -440,10 +440,16 @@ func (m *Manager) recordContainer(rec *state.Record, id string, pid int, st *pro
 
 // podCgroupV2 is the cgroup v2 path of the pod's cgroup the runtime named (see
 // Placement.PodCgroup): the parent of the container's cgroup v2 path when it is that cgroup,
-// else "".
+// else "". A container path that is not clean names no cgroup of this cgroup namespace: a
+// cgroup outside the reader's namespace shows in /proc/<pid>/cgroup as "/../x/c1", whose
+// cleaned parent ("/x", by path.Dir) is another cgroup, and whose lexical one climbs out of
+// the cgroup mount once joined to it. No pod cgroup is recorded for it.
 func podCgroupV2(named, container string) string {
+	if named == "" || container == "" || path.Clean(container) != container {
+		return ""
+	}
 	parent := path.Dir(container)
-	if named == "" || container == "" || parent == "/" || parent == "." {
+	if parent == "/" || parent == "." {
 		return ""
 	}
 	if strings.HasPrefix(named, "/") {

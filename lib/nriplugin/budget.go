@@ -2,14 +2,22 @@ package nriplugin
 
 import (
 	"errors"
+	"fmt"
+	"log/slog"
 	"sync"
 	"time"
 
 	"github.com/resctrl-mon/resctrl-mon/lib/config"
+	"github.com/resctrl-mon/resctrl-mon/lib/lifecycle"
 )
 
 // ErrBudget: an event's work outlived the time the runtime can be kept waiting.
 var ErrBudget = errors.New("time budget exhausted")
+
+// ErrNotStarted: an event found every worker busy with earlier events that overran their
+// budget (resctrl, or a pod's lock, hangs), so its work was not started at all. It wraps
+// ErrBudget: the runtime gets the same answer as for an event past its budget, at once.
+var ErrNotStarted = fmt.Errorf("%w: not started", ErrBudget)
 
 // Past its request timeout (2 s by default) the runtime drops the plugin, and a
 // StartContainer that timed out fails the container whatever the failure policy. The adapter
@@ -56,54 +64,68 @@ func budget(cfg config.Config, requestTimeout time.Duration) time.Duration {
 	return max(b, minBudget)
 }
 
-// within runs work on one of w's goroutines and waits for it at most d. Past d it goes on in
-// the background (what it changes is recorded under the pod's lock before any resctrl call,
-// so a later event, the next Synchronize or reconcile finds it) and ok is false.
-func within[T any](w *workers, d time.Duration, work func() T) (v T, ok bool) {
+// within runs work on one of w's workers and waits for it at most d. err is nil when work
+// ended in time. Past d, work goes on in the background (what it changes is recorded under
+// the pod's lock before any resctrl call, so a later event, the next Synchronize or
+// reconcile finds it) and err wraps ErrBudget. When every worker is busy, work is not
+// started at all and err is ErrNotStarted, at once: the caller says what was not done.
+func within[T any](w *workers, d time.Duration, work func() T) (v T, err error) {
 	res := make(chan T, 1) // buffered: a late result is dropped, not blocked on
-	w.run(func() { res <- work() })
+	if !w.run(func() func() { v := work(); return func() { res <- v } }) {
+		return v, fmt.Errorf("%w: all %d of the adapter's workers are busy with earlier events (resctrl or a pod's lock hangs)", ErrNotStarted, w.max)
+	}
 	t := time.NewTimer(d)
 	defer t.Stop()
 	select {
 	case v = <-res:
-		return v, true
+		return v, nil
 	case <-t.C:
-		return v, false
+		return v, fmt.Errorf("%w: %s passed; the work goes on in the background", ErrBudget, d)
 	}
 }
 
-// workers are the goroutines that do the events' work. One that has finished waits a while
-// for the next event, keeping the stack it grew through the library's calls: an event handed
-// to it costs one wake-up, where a goroutine started per event cost this adapter 60-140 µs
-// per event on these VMs (its stack grown anew, another thread woken to run it), against
-// 40-50 µs. A worker still busy (a slow resctrl) is simply not idle: the next event gets a
-// new one.
-type workers struct{ idle chan func() }
-
-// workerIdle is how long a worker waits for work before it ends.
-const workerIdle = time.Minute
-
-func newWorkers() workers { return workers{idle: make(chan func())} }
-
-// run hands job to an idle worker, or to a new one.
-func (w *workers) run(job func()) {
-	select {
-	case w.idle <- job:
-	default:
-		go w.loop(job)
+// overBudget is the error of an event whose work within did not see end (late, its error):
+// inBackground says what becomes of work going on, notDone what is left undone, and what
+// catches up, for work never started. Work never started is counted as the adapter's
+// failed outcome: the lifecycle call that counts every other event never ran.
+func overBudget(m *lifecycle.Manager, late error, inBackground, notDone string) error {
+	if !errors.Is(late, ErrNotStarted) {
+		return fmt.Errorf("%w: %s", late, inBackground)
 	}
-}
-
-func (w *workers) loop(job func()) {
-	t := time.NewTimer(workerIdle)
-	defer t.Stop()
-	for {
-		job()
-		t.Reset(workerIdle)
-		select {
-		case job = <-w.idle:
-		case <-t.C:
-			return
+	err := fmt.Errorf("%w; NOT done: %s", late, notDone)
+	if m != nil {
+		if cerr := m.Store().Count(lifecycle.OutcomeCount(lifecycle.SourceAdapter, lifecycle.Failed)); cerr != nil {
+			err = errors.Join(err, fmt.Errorf("counting the event: %w", cerr))
 		}
 	}
+	return err
+}
+
+// notPlaced says what becomes of a container whose placement was never started.
+func notPlaced(event string, policy config.FailurePolicy) string {
+	switch {
+	case event != "StartContainer":
+		return "the container runs unplaced until the next Synchronize (the adapter's restart) places it, late"
+	case policy == config.FailClosed:
+		return "the container was not placed, and is refused"
+	}
+	return "the container starts unplaced; its PostStartContainer places it late if a worker is free by then, " +
+		"else the next Synchronize (the adapter's restart)"
+}
+
+// notLeft says what catches up a departure that was never started.
+func notLeft(event string) string {
+	if event == "StopContainer" {
+		return "the container has not left its pod's group; its RemoveContainer leaves it"
+	}
+	return "the container has not left its pod's group; the pod's RemovePodSandbox ends the group, or else the next Synchronize"
+}
+
+// notDoneLevel is the level of an event's log line: a warning when its work was never
+// started, which an operator must see, else the usual info.
+func notDoneLevel(err error) slog.Level {
+	if errors.Is(err, ErrNotStarted) {
+		return slog.LevelWarn
+	}
+	return slog.LevelInfo
 }

@@ -185,7 +185,7 @@ func (p *Plugin) Synchronize(_ context.Context, pods []*api.PodSandbox, ctrs []*
 	live, refused := liveContainers(pods, ctrs, sel, checkInit)
 	// A first start on a node full of pods can outlast the runtime's patience: past the
 	// budget the repair goes on in the background, under the same per-pod locks as events.
-	_, done := within(&p.workers, budget(cfg, p.timeouts.get()), func() struct{} {
+	_, late := within(&p.workers, budget(cfg, p.timeouts.get()), func() struct{} {
 		for id, err := range refused {
 			_ = m.Refuse(id, err)
 		}
@@ -204,7 +204,10 @@ func (p *Plugin) Synchronize(_ context.Context, pods []*api.PodSandbox, ctrs []*
 			"err", errors.Join(err, serr))
 		return struct{}{}
 	})
-	if !done {
+	if errors.Is(late, ErrNotStarted) {
+		log.Error("synchronizing not started", "err", overBudget(m, late, "", "nothing was reconciled: missed containers stay unplaced and "+
+			"the groups of gone sandboxes stay until the next Synchronize (the adapter's restart); the timer's sweep still ends idle groups and completes pending pods"))
+	} else if late != nil {
 		log.Warn("synchronizing goes on in the background", "after", time.Since(start).Round(time.Millisecond))
 	}
 	return nil, nil
@@ -249,7 +252,7 @@ func (p *Plugin) place(event string, pod *api.PodSandbox, ctr *api.Container, in
 	default:
 		idn.ContainerName = ctr.GetName()
 		d := budget(cfg, p.timeouts.get())
-		r, done := within(&p.workers, d, func() result {
+		r, late := within(&p.workers, d, func() result {
 			pid := initOf(ctr)
 			if pid == 0 {
 				return result{pid: pid, err: errNoInit}
@@ -265,10 +268,10 @@ func (p *Plugin) place(event string, pod *api.PodSandbox, ctr *api.Container, in
 			return result{out: out, err: err, pid: pid}
 		})
 		out, err, pid = r.out, r.err, r.pid
-		if !done {
+		if late != nil {
 			out = lifecycle.Outcome{Container: ctr.GetId(), Pod: idn.PodUID}
-			err = fmt.Errorf("%w: %s passed before the container was placed (resctrl is slow); it goes on in the background, "+
-				"and the next Synchronize or reconcile completes the pod", ErrBudget, d)
+			err = overBudget(m, late, "the container is not placed yet (resctrl or the pod's lock is slow); if that fails, the next Synchronize or reconcile completes the pod",
+				notPlaced(event, cfg.FailurePolicy))
 		}
 	}
 	if errors.Is(err, errNoInit) {
@@ -324,18 +327,18 @@ func (p *Plugin) leave(event string, pod *api.PodSandbox, ctr *api.Container) bo
 	if idn, err := podIdentity(pod); err == nil {
 		d.Pod = idn
 	}
-	r, done := within(&p.workers, budget(cfg, p.timeouts.get()), func() result {
+	r, late := within(&p.workers, budget(cfg, p.timeouts.get()), func() result {
 		out, err := m.Leave(d)
 		return result{out: out, err: err}
 	})
 	out, err := r.out, r.err
-	if !done {
-		err = fmt.Errorf("%w: the departure goes on in the background", ErrBudget)
+	if late != nil {
+		err = overBudget(m, late, "the departure goes on in the background", notLeft(event))
 	}
 	if err == nil && freed(out.Action) {
 		p.completePendingSoon()
 	}
-	p.requestLog(event, pod, ctr).Info("left", "group", out.Group, "outcome", lifecycle.ActionOf(out, err), "detail", out.Detail,
+	p.requestLog(event, pod, ctr).Log(context.Background(), notDoneLevel(err), "left", "group", out.Group, "outcome", lifecycle.ActionOf(out, err), "detail", out.Detail,
 		"duration", time.Since(start).Round(time.Microsecond), "err", err)
 	return err == nil
 }
@@ -349,18 +352,19 @@ func (p *Plugin) RemovePodSandbox(_ context.Context, pod *api.PodSandbox) error 
 	if idn, err := podIdentity(pod); err == nil {
 		e.PodUID = idn.PodUID
 	}
-	r, done := within(&p.workers, budget(cfg, p.timeouts.get()), func() result {
+	r, late := within(&p.workers, budget(cfg, p.timeouts.get()), func() result {
 		out, err := m.EndPod(e)
 		return result{out: out, err: err}
 	})
 	out, err := r.out, r.err
-	if !done {
-		err = fmt.Errorf("%w: the pod's end goes on in the background", ErrBudget)
+	if late != nil {
+		err = overBudget(m, late, "the pod's end goes on in the background", "the pod's group was not ended: the timer's sweep removes it "+
+			"once it has been idle past retention (its containers all left), else the next Synchronize (the adapter's restart) ends it")
 	}
 	if err == nil && freed(out.Action) {
 		p.completePendingSoon()
 	}
-	p.requestLog("RemovePodSandbox", pod, nil).Info("pod ended", "group", out.Group, "outcome", lifecycle.ActionOf(out, err), "detail", out.Detail,
+	p.requestLog("RemovePodSandbox", pod, nil).Log(context.Background(), notDoneLevel(err), "pod ended", "group", out.Group, "outcome", lifecycle.ActionOf(out, err), "detail", out.Detail,
 		"duration", time.Since(start).Round(time.Microsecond), "err", err)
 	return nil
 }

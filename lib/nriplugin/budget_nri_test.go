@@ -1,0 +1,145 @@
+package nriplugin
+
+import (
+	"fmt"
+	"log/slog"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/containerd/nri/pkg/api"
+
+	"github.com/resctrl-mon/resctrl-mon/lib/config"
+	"github.com/resctrl-mon/resctrl-mon/lib/lifecycle"
+	"github.com/resctrl-mon/resctrl-mon/lib/state"
+	"github.com/resctrl-mon/resctrl-mon/test/proctest"
+)
+
+// A pod's lock held (a stopped holder, or resctrl hanging under it): every StartContainer of
+// the pod overruns its budget. The first maxWorkers go on in the background; the events
+// after them are answered as over budget without being started, saying so, and counted as
+// failed: the adapter's goroutines stay bounded however many events come while the hang
+// lasts. Once the lock is free the started placements complete and the workers are idle
+// again; under fail-open the containers not placed are placed late by their
+// PostStartContainer, under fail-closed they were refused.
+func TestBudgetWorkersBounded(t *testing.T) {
+	t.Parallel()
+	for _, policy := range []config.FailurePolicy{config.FailOpen, config.FailClosed} {
+		t.Run(string(policy), func(t *testing.T) {
+			t.Parallel()
+			e := newEnv(t, func(c *config.Config) {
+				c.FailurePolicy = policy
+				c.HookBudget = config.Duration(minBudget)
+			})
+			p, err := New(e.cfg, slog.New(slog.NewTextHandler(testWriter{t}, nil)))
+			if err != nil {
+				t.Fatal(err)
+			}
+			a := e.run(p, Options{})
+			t.Cleanup(a.cancel)
+			select {
+			case <-e.rt.synced:
+			case err := <-a.done:
+				t.Fatalf("the adapter stopped before it synchronised: %v", err)
+			case <-time.After(syncDeadline):
+				t.Fatalf("the adapter did not synchronise within %s", syncDeadline)
+			}
+			pd := pod(uidA, sbA, "default", "web")
+			e.rt.runPod(pd)
+			st := e.manager().Store()
+			held, release := make(chan struct{}), make(chan struct{})
+			go func() {
+				_ = st.Update(uidA, time.Second, func(*state.Tx) error { close(held); <-release; return nil })
+			}()
+			<-held
+			released := false
+			defer func() {
+				if !released {
+					close(release)
+				}
+			}()
+
+			// The runtime sends events one at a time: each of the first maxWorkers waits its
+			// budget (100ms) and leaves its work to a worker, which waits for the lock (up
+			// to lifecycle's 5 s); the rest find every worker busy.
+			const extra = 4
+			type started struct {
+				ctr *api.Container
+				in  *proctest.Init
+			}
+			var all []started
+			var errs []error
+			for i := range maxWorkers + extra {
+				in := proctest.Hold(t, "sleep 600")
+				ctr := &api.Container{Id: fmt.Sprintf("c%02d", i), Name: fmt.Sprintf("c%02d", i), Pid: uint32(in.Pid)}
+				all = append(all, started{ctr, in})
+				errs = append(errs, e.rt.sendStart(pd, ctr))
+			}
+			busy := p.workers.busy()
+			close(release)
+			released = true
+			if busy != maxWorkers {
+				t.Errorf("%d workers busy after %d events while the pod's lock was held, want %d", busy, maxWorkers+extra, maxWorkers)
+			}
+			for i, err := range errs {
+				notStarted := i >= maxWorkers
+				switch {
+				case policy == config.FailOpen && err != nil:
+					t.Errorf("%s, fail-open: %v", all[i].ctr.Id, err)
+				case policy == config.FailClosed && err == nil:
+					t.Errorf("%s, fail-closed: started, want refused over budget", all[i].ctr.Id)
+				case policy == config.FailClosed && notStarted && !strings.Contains(err.Error(), "NOT done"):
+					t.Errorf("%s: %v; want its placement not started, NOT done", all[i].ctr.Id, err)
+				case policy == config.FailClosed && !notStarted && !strings.Contains(err.Error(), "goes on in the background"):
+					t.Errorf("%s: %v; want its placement going on in the background", all[i].ctr.Id, err)
+				}
+			}
+			// The started placements complete; the workers are idle again.
+			group := "mon_groups/" + uidA
+			bound := func(id string) bool { g, err := st.ContainerGroup(id); return err == nil && g != "" }
+			if err := pollFor(20*time.Second, func() bool {
+				for _, s := range all[:maxWorkers] {
+					if !bound(s.ctr.Id) {
+						return false
+					}
+				}
+				return p.workers.busy() == 0
+			}); err != nil {
+				t.Fatalf("the placements left in the background did not complete: %v", err)
+			}
+			for _, s := range all[maxWorkers:] {
+				if bound(s.ctr.Id) {
+					t.Errorf("%s was placed, though its event was answered as not started", s.ctr.Id)
+				}
+			}
+			counts, err := st.Counts()
+			if err != nil {
+				t.Fatal(err)
+			}
+			if n := counts[lifecycle.OutcomeCount(lifecycle.SourceAdapter, lifecycle.Failed)]; n != extra {
+				t.Errorf("adapter.failed counted %d, want %d (the events not started; all: %v)", n, extra, counts)
+			}
+			if policy == config.FailClosed {
+				return
+			}
+			// Fail-open: the containers started unplaced; PostStartContainer places them, late.
+			var inits []*proctest.Init
+			for _, s := range all {
+				inits = append(inits, s.in)
+			}
+			for _, s := range all[maxWorkers:] {
+				s.in.Release(t)
+				if err := e.rt.sendPostStart(pd, s.ctr); err != nil {
+					t.Errorf("%s PostStartContainer: %v", s.ctr.Id, err)
+				}
+				if !bound(s.ctr.Id) {
+					t.Errorf("%s not placed by its PostStartContainer", s.ctr.Id)
+				}
+			}
+			for _, s := range all[:maxWorkers] {
+				s.in.Release(t)
+			}
+			e.placed(group, inits...)
+		})
+	}
+}

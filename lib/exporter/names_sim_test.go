@@ -19,6 +19,7 @@ import (
 	"github.com/resctrl-mon/resctrl-mon/lib/lifecycle"
 	"github.com/resctrl-mon/resctrl-mon/lib/psi"
 	"github.com/resctrl-mon/resctrl-mon/test/cgrouptest"
+	"github.com/resctrl-mon/resctrl-mon/test/poll"
 	"github.com/resctrl-mon/resctrl-mon/test/proctest"
 )
 
@@ -91,7 +92,7 @@ func childCgroup(t *testing.T, parent, name string) string {
 	}
 	t.Cleanup(func() {
 		_ = os.WriteFile(filepath.Join(dir, "cgroup.kill"), []byte("1"), 0)
-		err := cgrouptest.Poll(10*time.Second, func() error {
+		err := poll.Until(10*time.Second, func() error {
 			if err := os.Remove(dir); err != nil && !errors.Is(err, fs.ErrNotExist) {
 				return err // EBUSY until the killed processes are reaped
 			}

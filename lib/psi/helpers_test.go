@@ -15,10 +15,7 @@ import (
 	"github.com/resctrl-mon/resctrl-mon/test/cgrouptest"
 )
 
-var (
-	skipOrFail = cgrouptest.SkipOrFail
-	poll       = cgrouptest.Poll
-)
+var skipOrFail = cgrouptest.SkipOrFail
 
 // newCgroup makes a child cgroup of the cgroup2 hierarchy's root, removed at cleanup after
 // every process in it was killed.

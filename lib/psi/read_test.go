@@ -13,6 +13,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/resctrl-mon/resctrl-mon/lib/cgroup"
+	"github.com/resctrl-mon/resctrl-mon/test/poll"
 )
 
 // A real cgroup's totals rise while its tasks wait for CPU: more busy loops than CPUs.
@@ -33,7 +34,7 @@ func TestReadRises(t *testing.T) {
 	t.Logf("new cgroup: cpu %q", Format(before[CPU]))
 	burn(t, cg, 2*runtime.NumCPU()+1)
 	var now Pressure
-	err := poll(20*time.Second, func() error {
+	err := poll.Until(20*time.Second, func() error {
 		var err error
 		if now, err = Read(cg, CPU); err != nil {
 			return err

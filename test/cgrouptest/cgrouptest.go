@@ -13,6 +13,8 @@ import (
 	"path/filepath"
 	"testing"
 	"time"
+
+	"github.com/resctrl-mon/resctrl-mon/test/poll"
 )
 
 // SkipOrFail skips a test whose precondition is missing, or fails it with
@@ -47,7 +49,7 @@ func New(t *testing.T, root string, rootErr error) string {
 		if err := os.WriteFile(filepath.Join(dir, "cgroup.kill"), []byte("1"), 0); err != nil && !errors.Is(err, fs.ErrNotExist) {
 			t.Errorf("kill %s: %v", dir, err)
 		}
-		err := Poll(10*time.Second, func() error {
+		err := poll.Until(10*time.Second, func() error {
 			err := os.Remove(dir)
 			if errors.Is(err, fs.ErrNotExist) {
 				return nil
@@ -59,20 +61,4 @@ func New(t *testing.T, root string, rootErr error) string {
 		}
 	})
 	return dir
-}
-
-// Poll calls f every 20 ms until it returns nil or timeout passes: for counters, which give
-// no event to wait on.
-func Poll(timeout time.Duration, f func() error) error {
-	deadline := time.Now().Add(timeout)
-	for {
-		err := f()
-		if err == nil {
-			return nil
-		}
-		if time.Now().After(deadline) {
-			return fmt.Errorf("after %v: %w", timeout, err)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
 }

@@ -15,6 +15,8 @@ import (
 	"time"
 
 	specs "github.com/opencontainers/runtime-spec/specs-go"
+
+	"github.com/resctrl-mon/resctrl-mon/test/poll"
 )
 
 // BundleOptions are what a test chooses about a container; the rest of the spec is
@@ -109,7 +111,7 @@ func (b *Bundle) leftBehind(t testing.TB) {
 		break
 	}
 	// A killed process leaves its cgroup once it is reaped (by init, here).
-	if err := Poll(5*time.Second, func() error { return removeCgroup(path) }); err != nil {
+	if err := poll.Until(5*time.Second, func() error { return removeCgroup(path) }); err != nil {
 		t.Errorf("e2e: %v", err)
 	}
 }

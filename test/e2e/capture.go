@@ -11,6 +11,7 @@ import (
 	specs "github.com/opencontainers/runtime-spec/specs-go"
 
 	"github.com/resctrl-mon/resctrl-mon/test/e2e/capture"
+	"github.com/resctrl-mon/resctrl-mon/test/poll"
 )
 
 // HostStages are the hook stages that run on the host, in the order a container meets them:
@@ -102,7 +103,7 @@ func (c *Capturer) Calls() ([]capture.Record, error) {
 // (podman may run poststop hooks from its cleanup process, after `podman rm` returned).
 func (c *Capturer) Wait(id, stage string) (capture.Record, error) {
 	var rec capture.Record
-	err := Poll(10*time.Second, func() error {
+	err := poll.Until(10*time.Second, func() error {
 		recs, err := c.Calls()
 		if err != nil {
 			return err

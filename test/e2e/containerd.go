@@ -13,6 +13,8 @@ import (
 	"time"
 
 	specs "github.com/opencontainers/runtime-spec/specs-go"
+
+	"github.com/resctrl-mon/resctrl-mon/test/poll"
 )
 
 // criNamespace is the containerd namespace of everything the CRI plugin makes.
@@ -109,7 +111,7 @@ func StartContainerd(t testing.TB, o ContainerdOptions) *Containerd {
 	}
 	// CRI learns of the import from containerd's ImageCreate event, a moment after ctr
 	// returns (seen: inspecti failing 8 ms before CRI's store had it).
-	if err := Poll(10*time.Second, func() error { _, err := c.Command("inspecti", TestImage); return err }); err != nil {
+	if err := poll.Until(10*time.Second, func() error { _, err := c.Command("inspecti", TestImage); return err }); err != nil {
 		t.Fatalf("e2e: containerd: the imported image is not visible to CRI: %v", err)
 	}
 	return c

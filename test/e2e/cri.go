@@ -15,6 +15,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/resctrl-mon/resctrl-mon/test/poll"
 )
 
 // criTimeout bounds each crictl call (crictl's own --timeout is set the same).
@@ -372,7 +374,7 @@ func (c *CRI) ContainerLog(p *Pod, name string) (string, error) {
 // WaitLog waits until a container's log holds want (a line the workload prints once it is
 // set up, such as the forker's "ready").
 func (c *CRI) WaitLog(p *Pod, name, want string, timeout time.Duration) error {
-	return Poll(timeout, func() error {
+	return poll.Until(timeout, func() error {
 		text, err := c.ContainerLog(p, name)
 		if err != nil {
 			return err

@@ -15,6 +15,7 @@ import (
 	"github.com/resctrl-mon/resctrl-mon/lib/procfs"
 	"github.com/resctrl-mon/resctrl-mon/lib/snapshot"
 	"github.com/resctrl-mon/resctrl-mon/test/e2e"
+	"github.com/resctrl-mon/resctrl-mon/test/poll"
 	"github.com/resctrl-mon/resctrl-mon/test/resctrlsim"
 )
 
@@ -267,7 +268,7 @@ func TestReconcileAfterCRIOKilled(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if err := e2e.Poll(10*time.Second, func() error {
+	if err := poll.Until(10*time.Second, func() error {
 		for _, tid := range deadTasks {
 			if !procfs.Finished(tid) {
 				return fmt.Errorf("task %d of the dead pod still runs", tid)

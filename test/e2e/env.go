@@ -6,7 +6,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"testing"
-	"time"
 
 	"golang.org/x/sys/unix"
 )
@@ -96,23 +95,6 @@ func WriteScript(t testing.TB, name, body string) string {
 		t.Fatalf("e2e: write script %s: %v", path, err)
 	}
 	return path
-}
-
-// Poll calls f every 20ms until it returns nil or timeout passes, and returns f's last error.
-// Containers start asynchronously (a detached run returns before the container's shell has
-// forked its children), so assertions about their processes must wait.
-func Poll(timeout time.Duration, f func() error) error {
-	deadline := time.Now().Add(timeout)
-	for {
-		err := f()
-		if err == nil {
-			return nil
-		}
-		if time.Now().After(deadline) {
-			return fmt.Errorf("after %v: %w", timeout, err)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
 }
 
 // Tmpfs mounts a fresh tmpfs on a temporary directory, unmounted at cleanup: the hook's state

@@ -22,6 +22,7 @@ import (
 	"github.com/resctrl-mon/resctrl-mon/lib/inventory"
 	"github.com/resctrl-mon/resctrl-mon/lib/lifecycle"
 	"github.com/resctrl-mon/resctrl-mon/test/e2e"
+	"github.com/resctrl-mon/resctrl-mon/test/poll"
 	"github.com/resctrl-mon/resctrl-mon/test/resctrlsim"
 )
 
@@ -145,7 +146,7 @@ func httpGet(t *testing.T, url, user, password string) (int, string) {
 func waitQuery(t *testing.T, p *e2e.Prometheus, expr string, timeout time.Duration, check func([]e2e.Sample) error) []e2e.Sample {
 	t.Helper()
 	var res []e2e.Sample
-	err := e2e.Poll(timeout, func() error {
+	err := poll.Until(timeout, func() error {
 		var err error
 		if res, err = p.Query(expr); err != nil {
 			return err

@@ -13,6 +13,7 @@ import (
 	specs "github.com/opencontainers/runtime-spec/specs-go"
 
 	"github.com/resctrl-mon/resctrl-mon/test/e2e"
+	"github.com/resctrl-mon/resctrl-mon/test/poll"
 )
 
 // twoSleeps is a container whose init (a shell) has two children, so its cgroup holds
@@ -32,7 +33,7 @@ func testAnnotations(t *testing.T) map[string]string {
 func waitForTwoSleeps(t *testing.T, init int) []int {
 	t.Helper()
 	var tids []int
-	err := e2e.Poll(10*time.Second, func() error {
+	err := poll.Until(10*time.Second, func() error {
 		var err error
 		tids, err = e2e.CgroupTasks(init)
 		if err != nil {
@@ -95,7 +96,7 @@ func checkAnnotations(t *testing.T, what string, got, want map[string]string) {
 func waitRecords(t *testing.T, rec *e2e.HookRecorder, n int) []e2e.HookRecord {
 	t.Helper()
 	var recs []e2e.HookRecord
-	err := e2e.Poll(10*time.Second, func() error {
+	err := poll.Until(10*time.Second, func() error {
 		var err error
 		recs, err = rec.Records()
 		if err != nil {

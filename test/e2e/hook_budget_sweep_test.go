@@ -13,6 +13,7 @@ import (
 	specs "github.com/opencontainers/runtime-spec/specs-go"
 
 	"github.com/resctrl-mon/resctrl-mon/test/e2e"
+	"github.com/resctrl-mon/resctrl-mon/test/poll"
 	"github.com/resctrl-mon/resctrl-mon/test/resctrlsim"
 )
 
@@ -106,7 +107,7 @@ func (p *sweepPoint) run(t *testing.T, e *recEnv) {
 		t.Errorf("%s: fail-closed: refused without saying the budget ran out: %v", p.name, err)
 	case err == nil:
 		p.started = true
-		err := e2e.Poll(20*time.Second, func() error {
+		err := poll.Until(20*time.Second, func() error {
 			if out, _ := os.ReadFile(p.b.StdoutPath()); !strings.Contains(string(out), "ready") {
 				return fmt.Errorf("forker not ready")
 			}
@@ -134,7 +135,7 @@ func sweepUID(n int) string { return fmt.Sprintf("5bee7000-0000-4000-8000-%012x"
 // whatever a test's hooks or wrappers left in flight when their budget ran out has ended.
 func waitNoProcess(t *testing.T, exe, mark string) {
 	t.Helper()
-	err := e2e.Poll(time.Minute, func() error {
+	err := poll.Until(time.Minute, func() error {
 		procs, _ := filepath.Glob("/proc/[0-9]*/exe")
 		for _, p := range procs {
 			if got, err := os.Readlink(p); err != nil || got != exe {

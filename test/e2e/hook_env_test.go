@@ -19,6 +19,7 @@ import (
 
 	"github.com/resctrl-mon/resctrl-mon/lib/state"
 	"github.com/resctrl-mon/resctrl-mon/test/e2e"
+	"github.com/resctrl-mon/resctrl-mon/test/poll"
 	"github.com/resctrl-mon/resctrl-mon/test/resctrlsim"
 )
 
@@ -185,7 +186,7 @@ func (e *hookEnv) log() string {
 // threads exist.
 func waitReady(t testing.TB, b *e2e.Bundle) {
 	t.Helper()
-	err := e2e.Poll(20*time.Second, func() error {
+	err := poll.Until(20*time.Second, func() error {
 		out, _ := os.ReadFile(b.StdoutPath())
 		if !strings.Contains(string(out), "ready") {
 			errOut, _ := os.ReadFile(b.StderrPath())
@@ -297,7 +298,7 @@ func (e *hookEnv) endPodmanPod(t *testing.T, p *e2e.PodmanRunner, podID, group s
 	if err := p.RemovePod(podID); err != nil {
 		t.Fatal(err)
 	}
-	if err := e2e.Poll(10*time.Second, func() error {
+	if err := poll.Until(10*time.Second, func() error {
 		if e.exists(group) || len(e.records()) != 0 {
 			return fmt.Errorf("group or registry entry still there")
 		}
@@ -372,7 +373,7 @@ func criExecForker(t *testing.T, c *e2e.CRI, id string) {
 	if _, err := c.Exec(id, "sh", "-c", "forker >/tmp/exec.out 2>&1 &"); err != nil {
 		t.Fatal(err)
 	}
-	err := e2e.Poll(20*time.Second, func() error {
+	err := poll.Until(20*time.Second, func() error {
 		out, err := c.Exec(id, "cat", "/tmp/exec.out")
 		if err == nil && !strings.Contains(string(out), "ready") {
 			err = fmt.Errorf("the exec'd forker is not ready: %q", out)

@@ -14,6 +14,7 @@ import (
 	"github.com/resctrl-mon/resctrl-mon/lib/hostinstall"
 	"github.com/resctrl-mon/resctrl-mon/lib/snapshot"
 	"github.com/resctrl-mon/resctrl-mon/test/e2e"
+	"github.com/resctrl-mon/resctrl-mon/test/poll"
 	"github.com/resctrl-mon/resctrl-mon/test/resctrlsim"
 )
 
@@ -152,7 +153,7 @@ func TestHookPodmanPod(t *testing.T) {
 // waitPodmanReady waits until the forker in podman container id printed "ready".
 func waitPodmanReady(t *testing.T, p *e2e.PodmanRunner, id string) {
 	t.Helper()
-	err := e2e.Poll(20*time.Second, func() error {
+	err := poll.Until(20*time.Second, func() error {
 		out, err := p.Command("logs", id)
 		if err != nil {
 			return err
@@ -342,7 +343,7 @@ func TestManyContainers(t *testing.T) {
 	}
 	for i := range n {
 		id := fmt.Sprintf("m%02d", i)
-		err := e2e.Poll(10*time.Second, func() error {
+		err := poll.Until(10*time.Second, func() error {
 			if missing, total := e.outside(r, id, "mon_groups/"+uids[i%5]); missing != 0 || total < 3 {
 				return fmt.Errorf("%s: %d of %d tasks outside the group; the hook said:\n%s\nsimulator: %+v",
 					id, missing, total, e.logFor(id), e.sim.Status().Stats)

@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/resctrl-mon/resctrl-mon/test/e2e"
+	"github.com/resctrl-mon/resctrl-mon/test/poll"
 )
 
 // imageArchive is what `make image` writes.
@@ -206,7 +207,7 @@ func TestImage(t *testing.T) {
 		}
 		// The image's name is what a pod spec names (imagePullPolicy: Never).
 		// (CRI learns of an import a moment after ctr returns.)
-		if err := e2e.Poll(10*time.Second, func() error { _, err := c.Command("inspecti", name); return err }); err != nil {
+		if err := poll.Until(10*time.Second, func() error { _, err := c.Command("inspecti", name); return err }); err != nil {
 			t.Fatalf("CRI does not see %s: %v", name, err)
 		}
 		p, err := c.RunPod(e2e.PodSpec{Name: "image", Namespace: "e2e", UID: "6a1f3c2e-0000-4000-8000-0000000000e1", Kubelet: true})

@@ -15,6 +15,7 @@ import (
 
 	"github.com/resctrl-mon/resctrl-mon/lib/snapshot"
 	"github.com/resctrl-mon/resctrl-mon/test/e2e"
+	"github.com/resctrl-mon/resctrl-mon/test/poll"
 	"github.com/resctrl-mon/resctrl-mon/test/resctrlsim"
 )
 
@@ -99,7 +100,7 @@ func adapterMetricsURL(t *testing.T, e *hookEnv) string {
 	t.Helper()
 	re := regexp.MustCompile(`msg="serving /metrics and /healthz" .*address=(\S+)`)
 	var addr string
-	if err := e2e.Poll(10*time.Second, func() error {
+	if err := poll.Until(10*time.Second, func() error {
 		m := re.FindStringSubmatch(e.log())
 		if m == nil {
 			return os.ErrNotExist
@@ -159,7 +160,7 @@ func startAdapterCmd(t testing.TB, e *hookEnv, cmd *exec.Cmd) (kill func()) {
 		})
 	}
 	t.Cleanup(kill)
-	if err := e2e.Poll(20*time.Second, func() error {
+	if err := poll.Until(20*time.Second, func() error {
 		select {
 		case err := <-exited:
 			t.Fatalf("the adapter exited: %v\n%s\n%s", err, stderr.String(), e.log())
@@ -222,7 +223,7 @@ func TestNRIContainerdRestart(t *testing.T) {
 		t.Fatal(err)
 	}
 	_, newID := run(uidC, "e2e", "new", still)
-	if err := e2e.Poll(20*time.Second, func() error {
+	if err := poll.Until(20*time.Second, func() error {
 		pid, err := ctrd.PID(newID)
 		if err != nil {
 			return err

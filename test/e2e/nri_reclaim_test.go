@@ -12,6 +12,7 @@ import (
 	"github.com/resctrl-mon/resctrl-mon/lib/snapshot"
 	"github.com/resctrl-mon/resctrl-mon/lib/state"
 	"github.com/resctrl-mon/resctrl-mon/test/e2e"
+	"github.com/resctrl-mon/resctrl-mon/test/poll"
 	"github.com/resctrl-mon/resctrl-mon/test/resctrlsim"
 )
 
@@ -55,7 +56,7 @@ func TestNRIContainerdRMIDReclaim(t *testing.T) {
 		if err := ctrd.Stop(id); err != nil {
 			t.Fatal(err)
 		}
-		if err := e2e.Poll(10*time.Second, func() error {
+		if err := poll.Until(10*time.Second, func() error {
 			if e.stateOf(group(i)) != string(inventory.Idle) {
 				return os.ErrNotExist
 			}
@@ -115,7 +116,7 @@ func TestNRIContainerdRMIDReclaim(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := e2e.Poll(20*time.Second, func() error {
+	if err := poll.Until(20*time.Second, func() error {
 		if !slices.Contains(e.groupTasks(group(next)), pid) {
 			return os.ErrNotExist
 		}

@@ -13,6 +13,8 @@ import (
 	"strconv"
 	"testing"
 	"time"
+
+	"github.com/resctrl-mon/resctrl-mon/test/poll"
 )
 
 // Prometheus is a real Prometheus server (Debian's package) started by a test on a loopback
@@ -87,7 +89,7 @@ func StartPrometheusWith(t testing.TB, bin, jobs string) *Prometheus {
 		}
 	})
 	p := &Prometheus{URL: "http://" + addr}
-	err = Poll(30*time.Second, func() error {
+	err = poll.Until(30*time.Second, func() error {
 		select {
 		case err := <-exited:
 			exited <- err

@@ -18,6 +18,7 @@ import (
 	"github.com/resctrl-mon/resctrl-mon/lib/inventory"
 	"github.com/resctrl-mon/resctrl-mon/lib/lifecycle"
 	"github.com/resctrl-mon/resctrl-mon/test/e2e"
+	"github.com/resctrl-mon/resctrl-mon/test/poll"
 	"github.com/resctrl-mon/resctrl-mon/test/resctrlsim"
 )
 
@@ -181,7 +182,7 @@ func TestReconcileHookKilledMidway(t *testing.T) {
 		t.Fatal(err)
 	}
 	group := "mon_groups/" + uidA
-	if err := e2e.Poll(10*time.Second, func() error {
+	if err := poll.Until(10*time.Second, func() error {
 		if !e.exists(group) {
 			return fmt.Errorf("no group yet")
 		}
@@ -222,7 +223,7 @@ func TestReconcileDeadContainers(t *testing.T) {
 	}
 	e.remove("c2")
 	gA, gB := "mon_groups/"+uidA, "mon_groups/"+uidB
-	if err := e2e.Poll(10*time.Second, func() error {
+	if err := poll.Until(10*time.Second, func() error {
 		acts := e.reconcile()
 		if e.exists(gA) || e.exists(gB) {
 			return fmt.Errorf("groups still there after %+v", acts)

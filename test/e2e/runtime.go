@@ -16,6 +16,8 @@ import (
 	"time"
 
 	specs "github.com/opencontainers/runtime-spec/specs-go"
+
+	"github.com/resctrl-mon/resctrl-mon/test/poll"
 )
 
 // runtimeTimeout bounds each runtime command, so a hung runtime or hook fails the test
@@ -196,7 +198,7 @@ func (r *Runtime) State(id string) (specs.State, error) {
 
 // WaitStatus waits until the container's status is want, for instance "stopped" after Kill.
 func (r *Runtime) WaitStatus(id string, want specs.ContainerState, timeout time.Duration) error {
-	return Poll(timeout, func() error {
+	return poll.Until(timeout, func() error {
 		st, err := r.State(id)
 		if err != nil {
 			return err

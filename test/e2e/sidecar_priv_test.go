@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/resctrl-mon/resctrl-mon/test/e2e"
+	"github.com/resctrl-mon/resctrl-mon/test/poll"
 )
 
 // TestSidecarPrivileges measures which privileges the sidecar needs inside the pod, as the
@@ -85,7 +86,7 @@ func TestSidecarPrivileges(t *testing.T) {
 		}
 		var out []byte
 		var ready bool
-		err = e2e.Poll(30*time.Second, func() error {
+		err = poll.Until(30*time.Second, func() error {
 			out, err = pm.Command("exec", name, "wget", "-q", "-O", "-", "http://127.0.0.1:"+port+"/healthz")
 			switch {
 			case err == nil:

@@ -20,6 +20,7 @@ import (
 	"time"
 
 	"github.com/resctrl-mon/resctrl-mon/test/e2e"
+	"github.com/resctrl-mon/resctrl-mon/test/poll"
 )
 
 // sidecar is `resctrl-mon sidecar` running on the host, serving on loopback.
@@ -110,7 +111,7 @@ func (s *sidecar) get(t *testing.T, path string) (int, string) {
 func (s *sidecar) waitHealth(t *testing.T, code int, timeout time.Duration) string {
 	t.Helper()
 	var body string
-	err := e2e.Poll(timeout, func() error {
+	err := poll.Until(timeout, func() error {
 		var got int
 		got, body = s.get(t, "/healthz")
 		if got != code {
@@ -253,7 +254,7 @@ func TestSidecarPSI(t *testing.T) {
 	}
 	checkSeedMetrics(t, body)
 	var last float64
-	err = e2e.Poll(time.Minute, func() error {
+	err = poll.Until(time.Minute, func() error {
 		_, body := sc.get(t, "/metrics")
 		last, _ = sample(body, cpuWaiting+label)
 		if last <= first {

@@ -12,6 +12,7 @@ import (
 
 	"github.com/resctrl-mon/resctrl-mon/lib/config"
 	"github.com/resctrl-mon/resctrl-mon/test/e2e"
+	"github.com/resctrl-mon/resctrl-mon/test/poll"
 	"github.com/resctrl-mon/resctrl-mon/test/resctrlsim"
 )
 
@@ -121,7 +122,7 @@ func (p *execPoint) run(t *testing.T, e *hookEnv) {
 	case !p.late && err != nil:
 		t.Errorf("%s: the write fits in the budget, yet the exec failed: %v\n%s", p.name, err, e.logFor(p.id))
 	case !p.late:
-		err := e2e.Poll(5*time.Second, func() error {
+		err := poll.Until(5*time.Second, func() error {
 			tids, err := e.sim.Tasks(p.group)
 			if err != nil || !slices.Contains(tids, pid) {
 				return fmt.Errorf("exec'd pid %d not in %s (%v): %w", pid, p.group, tids, err)

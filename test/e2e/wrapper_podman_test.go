@@ -11,6 +11,7 @@ import (
 	"github.com/resctrl-mon/resctrl-mon/lib/config"
 	"github.com/resctrl-mon/resctrl-mon/lib/wrapper"
 	"github.com/resctrl-mon/resctrl-mon/test/e2e"
+	"github.com/resctrl-mon/resctrl-mon/test/poll"
 	"github.com/resctrl-mon/resctrl-mon/test/resctrlsim"
 )
 
@@ -47,7 +48,7 @@ func TestWrapperPodman(t *testing.T) {
 		t.Fatal(err)
 	}
 	var placed, total int
-	err = e2e.Poll(20*time.Second, func() error {
+	err = poll.Until(20*time.Second, func() error {
 		tids, err := e2e.CgroupTasks(pid)
 		if err != nil {
 			return err

@@ -17,6 +17,7 @@ import (
 
 	"github.com/resctrl-mon/resctrl-mon/lib/config"
 	"github.com/resctrl-mon/resctrl-mon/test/e2e"
+	"github.com/resctrl-mon/resctrl-mon/test/poll"
 	"github.com/resctrl-mon/resctrl-mon/test/resctrlsim"
 )
 
@@ -57,7 +58,7 @@ func execForker(t *testing.T, r *e2e.Runtime, id string) []int {
 		t.Fatal(err)
 	}
 	var tids []int
-	err = e2e.Poll(20*time.Second, func() error {
+	err = poll.Until(20*time.Second, func() error {
 		b, _ := os.ReadFile(out)
 		if !strings.Contains(string(b), "ready") {
 			return fmt.Errorf("exec'd forker not ready: %q", b)

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
-	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -20,6 +19,7 @@ import (
 	"github.com/resctrl-mon/resctrl-mon/lib/inventory"
 	"github.com/resctrl-mon/resctrl-mon/lib/lifecycle"
 	"github.com/resctrl-mon/resctrl-mon/test/resctrlsim"
+	"github.com/resctrl-mon/resctrl-mon/test/simenv"
 )
 
 // env is a simulator with AET, a lifecycle manager to place processes, and the collector
@@ -39,9 +39,8 @@ func newEnv(t *testing.T, host *cgroup.Host) *env {
 // newEnvOn is newEnv on a simulator with options o.
 func newEnvOn(t *testing.T, host *cgroup.Host, o resctrlsim.Options) *env {
 	t.Helper()
-	sim := resctrlsim.MountT(t, o)
-	cfg := config.Default()
-	cfg.ResctrlRoot, cfg.StateDir, cfg.SnapshotDir = sim.Dir, filepath.Join(t.TempDir(), "state"), filepath.Join(t.TempDir(), "snap")
+	se := simenv.New(t, o)
+	sim, cfg := se.Sim, se.Config
 	cfg.Retention = config.Duration(time.Hour)
 	m, err := lifecycle.New(cfg, slog.New(slog.DiscardHandler))
 	if err != nil {

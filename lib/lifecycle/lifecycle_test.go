@@ -19,6 +19,7 @@ import (
 	"github.com/resctrl-mon/resctrl-mon/lib/procfs"
 	"github.com/resctrl-mon/resctrl-mon/lib/snapshot"
 	"github.com/resctrl-mon/resctrl-mon/test/resctrlsim"
+	"github.com/resctrl-mon/resctrl-mon/test/simenv"
 )
 
 const (
@@ -42,11 +43,8 @@ type env struct {
 func newEnv(t *testing.T, simOpts resctrlsim.Options, edit func(*config.Config)) *env {
 	t.Helper()
 	simOpts.Debug = true
-	sim := resctrlsim.MountT(t, simOpts)
-	dir := t.TempDir()
-	cfg := config.Default()
-	cfg.ResctrlRoot, cfg.StateDir, cfg.SnapshotDir = sim.Dir, filepath.Join(dir, "state"), filepath.Join(dir, "snap")
-	cfg.Log = "stderr"
+	se := simenv.New(t, simOpts)
+	sim, cfg := se.Sim, se.Config
 	if edit != nil {
 		edit(&cfg)
 	}

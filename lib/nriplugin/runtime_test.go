@@ -21,6 +21,7 @@ import (
 	"github.com/resctrl-mon/resctrl-mon/lib/state"
 	"github.com/resctrl-mon/resctrl-mon/test/proctest"
 	"github.com/resctrl-mon/resctrl-mon/test/resctrlsim"
+	"github.com/resctrl-mon/resctrl-mon/test/simenv"
 )
 
 // The runtime side of NRI (pkg/adaptation, what containerd and CRI-O link) in the test
@@ -214,10 +215,8 @@ func newEnv(t *testing.T, edit func(*config.Config)) *env {
 func newEnvSim(t *testing.T, simOpts resctrlsim.Options, edit func(*config.Config)) *env {
 	t.Helper()
 	simOpts.Debug = true
-	sim := resctrlsim.MountT(t, simOpts)
-	dir := t.TempDir()
-	cfg := config.Default()
-	cfg.ResctrlRoot, cfg.StateDir, cfg.SnapshotDir, cfg.Log = sim.Dir, filepath.Join(dir, "state"), filepath.Join(dir, "snap"), "stderr"
+	se := simenv.New(t, simOpts)
+	sim, cfg := se.Sim, se.Config
 	cfg.Retention = 0
 	if edit != nil {
 		edit(&cfg)

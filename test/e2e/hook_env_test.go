@@ -21,6 +21,7 @@ import (
 	"github.com/resctrl-mon/resctrl-mon/test/e2e"
 	"github.com/resctrl-mon/resctrl-mon/test/poll"
 	"github.com/resctrl-mon/resctrl-mon/test/resctrlsim"
+	"github.com/resctrl-mon/resctrl-mon/test/simenv"
 )
 
 // binaries are built once per test binary: the hook, the forking workload, the no-op hook,
@@ -77,10 +78,9 @@ func newHookEnv(t testing.TB, simOpts resctrlsim.Options, cfg string) *hookEnv {
 	t.Helper()
 	buildBinaries(t)
 	simOpts.Debug = true
-	e := &hookEnv{t: t, sim: resctrlsim.MountT(t, simOpts), dir: t.TempDir()}
+	se := simenv.New(t, simOpts)
+	e := &hookEnv{t: t, sim: se.Sim, dir: se.Dir, stateDir: se.Config.StateDir, snapDir: se.Config.SnapshotDir}
 	e.cfgPath = filepath.Join(e.dir, "config.yaml")
-	e.stateDir = filepath.Join(e.dir, "state")
-	e.snapDir = filepath.Join(e.dir, "snapshots")
 	e.logPath = filepath.Join(e.dir, "hook.log")
 	e.rootfs = e2e.Rootfs(t, map[string]string{"forker": binaries.forker})
 	e.config(cfg)

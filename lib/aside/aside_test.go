@@ -20,6 +20,7 @@ func TestMain(m *testing.M) {
 		_ = json.NewEncoder(out).Encode(strings.ToUpper(s))
 		return 0
 	})
+	askedStuck()
 	os.Exit(m.Run())
 }
 

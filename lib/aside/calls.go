@@ -1,0 +1,75 @@
+package aside
+
+import (
+	"errors"
+	"fmt"
+	"sync"
+	"syscall"
+	"time"
+)
+
+// ErrStuck: a program run aside did not end by its deadline. Its child is left to finish,
+// or hang, on its own.
+var ErrStuck = errors.New("resctrl did not answer in time")
+
+// Calls runs short programs of system calls (Step) in a child that shares this process's
+// memory, as an exec does before it execs (vfork): a few microseconds to start, where a
+// child of this binary (Start) takes a whole Go start. The child only makes raw system
+// calls, closes every file it inherited first (a runtime's pipes, the pod's lock), and is a
+// session of its own, so a call the kernel never finishes holds the child alone: the caller
+// stops waiting at its deadline and its process can still end.
+//
+// While a child runs, the calling thread waits in the kernel, unseen by Go's scheduler; if
+// the child hangs, that thread and its P stay with it. So NewCalls turns the garbage
+// collector off (a collection waits for every P) and keeps at least two Ps, and a process
+// whose child hung must end soon: it is meant for a short-lived one, the OCI hook.
+type Calls struct {
+	mu    sync.Mutex
+	stuck bool
+}
+
+// Step is one system call of a program run aside.
+type Step struct {
+	Trap uintptr
+	Args [4]uintptr
+	// FdOf, when > 0, puts the result of step FdOf-1 (a file the child opened) in Args[0].
+	FdOf int
+	// Stop ends the program when this call fails.
+	Stop bool
+
+	// Ran, R1 and Errno are what the call returned, once the program ran it.
+	Ran   bool
+	R1    uintptr
+	Errno syscall.Errno
+}
+
+// Run runs steps in a child and fills in their results. keep is what the steps' arguments
+// point to (paths, buffers): it is kept alive while the child may use it. At the deadline
+// Run returns ErrStuck, and so does every later Run: the child may hold a kernel lock that
+// the next program would wait for.
+func (c *Calls) Run(deadline time.Time, steps []Step, keep ...any) error {
+	for i, s := range steps {
+		if s.FdOf < 0 || s.FdOf > i {
+			return fmt.Errorf("aside: step %d takes its file from step %d, which does not run before it", i, s.FdOf-1)
+		}
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.stuck {
+		return ErrStuck
+	}
+	done := make(chan error, 1)
+	go func() { done <- runChild(steps, keep) }()
+	timer := time.NewTimer(time.Until(deadline))
+	defer timer.Stop()
+	select {
+	case err := <-done:
+		return err
+	case <-timer.C:
+		c.stuck = true
+		return ErrStuck
+	}
+}
+
+// AtFDCWD is AT_FDCWD (-100) as a Step's argument: a path relative to the working directory.
+const AtFDCWD = ^uintptr(99)

@@ -46,6 +46,20 @@ func TestBudgetWorkersBounded(t *testing.T) {
 			}
 			pd := pod(uidA, sbA, "default", "web")
 			e.rt.runPod(pd)
+
+			// The runtime sends events one at a time: each of the first maxWorkers waits its
+			// budget (100ms) and leaves its work to a worker, which waits for the lock (up
+			// to lifecycle's 5 s); the rest find every worker busy.
+			const extra = 4
+			type started struct {
+				ctr *api.Container
+				in  *proctest.Init
+			}
+			var all []started
+			for i := range maxWorkers + extra {
+				in := proctest.Hold(t, "sleep 600")
+				all = append(all, started{&api.Container{Id: fmt.Sprintf("c%02d", i), Name: fmt.Sprintf("c%02d", i), Pid: uint32(in.Pid)}, in})
+			}
 			st := e.manager().Store()
 			held, release := make(chan struct{}), make(chan struct{})
 			go func() {
@@ -58,22 +72,11 @@ func TestBudgetWorkersBounded(t *testing.T) {
 					close(release)
 				}
 			}()
-
-			// The runtime sends events one at a time: each of the first maxWorkers waits its
-			// budget (100ms) and leaves its work to a worker, which waits for the lock (up
-			// to lifecycle's 5 s); the rest find every worker busy.
-			const extra = 4
-			type started struct {
-				ctr *api.Container
-				in  *proctest.Init
-			}
-			var all []started
+			// Only the events between here and the lock's release: 16 budgets, well under
+			// the 5 s the first worker waits for the lock.
 			var errs []error
-			for i := range maxWorkers + extra {
-				in := proctest.Hold(t, "sleep 600")
-				ctr := &api.Container{Id: fmt.Sprintf("c%02d", i), Name: fmt.Sprintf("c%02d", i), Pid: uint32(in.Pid)}
-				all = append(all, started{ctr, in})
-				errs = append(errs, e.rt.sendStart(pd, ctr))
+			for _, s := range all {
+				errs = append(errs, e.rt.sendStart(pd, s.ctr))
 			}
 			busy := p.workers.busy()
 			close(release)

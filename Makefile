@@ -130,6 +130,11 @@ push:
 # The end-to-end tests run without -race: they drive external binaries, and a race-built
 # simulator in the test process would be 5-10x slower under fifty concurrent containers
 # (the simulator itself is race-tested by its own package).
+# test/e2e is one package per front end over one harness; -p 1 runs them one after another,
+# as the single package ran before: each package's tests already run in parallel, and two
+# packages at once on a 2-core machine would run twice the daemons and containers against
+# the same budgets (the hook's and the adapter's deadlines). The binaries they run are built
+# once per source tree (e2e.BuildBinaries), not once per package.
 PARTIAL ?= 0
 REQUIRE := $(if $(filter 1,$(PARTIAL)),0,1)
 # The real CRI-O, containerd and crictl are built (once, cached) after the preflight, so a host
@@ -138,7 +143,7 @@ test:
 	@PARTIAL=$(PARTIAL) bash test/preflight.sh
 	@if [ "$(PARTIAL)" != 1 ]; then $(MAKE) --no-print-directory runtimes; fi
 	RESCTRLSIM_REQUIRE=$(REQUIRE) $(GO) test $(TAGS) -race -count=1 $$($(GO) list ./... | grep -v -e /test/e2e -e /test/k8s)
-	RESCTRLSIM_REQUIRE=$(REQUIRE) $(GO) test $(TAGS) -count=1 -timeout 30m ./test/e2e/...
+	RESCTRLSIM_REQUIRE=$(REQUIRE) $(GO) test $(TAGS) -count=1 -p 1 -timeout 30m ./test/e2e/...
 	RESCTRLSIM_REQUIRE=$(REQUIRE) $(GO) test $(TAGS) -count=1 -timeout 40m ./test/k8s/...
 	@if [ "$(PARTIAL)" = 1 ]; then echo "make test: PARTIAL=1: the suites listed at the start skipped; this was not a full run" >&2; fi
 

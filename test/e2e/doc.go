@@ -21,6 +21,13 @@
 // Restart). What CRI-O really sends is captured by a Capturer in its hooks_dir; containerd,
 // which runs no hooks.d, shows its specs as bundles (Containerd.BundleSpec).
 //
+// For the project's own binaries, BuildBinaries builds them once per source tree into a
+// directory every test package of a run shares (Binaries), and NewHookEnv gives a test its
+// simulator (test/simenv), config, state and log, with the hook listed in bundles it makes
+// (HookEnv); NewRecEnv adds a runc whose root the config names, for reconcile. The tests are
+// one package per front end beside this one (hook, nri, wrapper, reconcile, exporter,
+// sidecar, install, identity, runtimes); the benchmarks stay in this directory.
+//
 // Everything here needs root. Where a precondition is missing (not root, a runtime or
 // busybox-static not installed, CRI-O or containerd not built) the test is skipped, unless
 // RESCTRLSIM_REQUIRE=1 (as in CI), where it fails: a suite that silently skipped would

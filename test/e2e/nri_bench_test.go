@@ -26,16 +26,16 @@ import (
 // StartContainer handling, from its log (the only event of a pod start it does work for:
 // RunPodSandbox is not subscribed, PostStartContainer finds the container placed).
 func BenchmarkPodStartNRI(b *testing.B) {
-	e := newHookEnv(b, resctrlsim.Options{NumRMIDs: 256, SettleInterval: -1}, "")
+	e := e2e.NewHookEnv(b, resctrlsim.Options{NumRMIDs: 256, SettleInterval: -1}, "")
 	// State, snapshots and the log on a tmpfs, as in production (/run): on a journaling
 	// disk a rename over a record starts its writeback, which would be timed too.
 	tmp := e2e.Tmpfs(b)
-	e.stateDir, e.snapDir, e.logPath = tmp+"/state", tmp+"/snap", tmp+"/nri.log"
-	e.config("")
-	adapter := e2e.StartContainerd(b, e2e.ContainerdOptions{Rootfs: e.rootfs})
-	plain := e2e.StartContainerd(b, e2e.ContainerdOptions{Rootfs: e.rootfs})
-	noop := e2e.StartContainerd(b, e2e.ContainerdOptions{Rootfs: e.rootfs})
-	startAdapter(b, e, adapter.NRISocket)
+	e.StateDir, e.SnapDir, e.LogPath = tmp+"/state", tmp+"/snap", tmp+"/nri.log"
+	e.Config("")
+	adapter := e2e.StartContainerd(b, e2e.ContainerdOptions{Rootfs: e.Rootfs})
+	plain := e2e.StartContainerd(b, e2e.ContainerdOptions{Rootfs: e.Rootfs})
+	noop := e2e.StartContainerd(b, e2e.ContainerdOptions{Rootfs: e.Rootfs})
+	e2e.StartAdapter(b, e, adapter.NRISocket)
 	startNoopNRI(b, noop.NRISocket)
 
 	n := 0
@@ -48,7 +48,7 @@ func BenchmarkPodStartNRI(b *testing.B) {
 			b.Fatal(err)
 		}
 		if _, err := c.RunContainer(pod, e2e.TestImage, e2e.ContainerSpec{Name: "app", Command: []string{"sleep", "600"}}); err != nil {
-			b.Fatalf("%v\n%s", err, e.log())
+			b.Fatalf("%v\n%s", err, e.Log())
 		}
 		d := time.Since(t0)
 		b.StopTimer()
@@ -66,7 +66,7 @@ func BenchmarkPodStartNRI(b *testing.B) {
 		start(c)
 	}
 	// Every pod is new: each of its containers makes the pod's group.
-	placed := func() int { return e.logLines("event=StartContainer", "msg=placed", "outcome=created") }
+	placed := func() int { return e.LogLines("event=StartContainer", "msg=placed", "outcome=created") }
 	before := placed()
 	times := make([][]time.Duration, len(daemons))
 	i := 0
@@ -83,7 +83,7 @@ func BenchmarkPodStartNRI(b *testing.B) {
 		return
 	}
 	if got := placed() - before; got != i {
-		b.Errorf("the adapter placed %d of %d containers:\n%s", got, i, e.log())
+		b.Errorf("the adapter placed %d of %d containers:\n%s", got, i, e.Log())
 	}
 	p, a, o := bench.Median(times[0]), bench.Median(times[1]), bench.Median(times[2])
 	ms := func(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
@@ -93,7 +93,7 @@ func BenchmarkPodStartNRI(b *testing.B) {
 	b.ReportMetric(float64(a)/float64(p), "x-plain")
 	b.ReportMetric(float64(o)/float64(p), "noopnri-x-plain")
 	b.ReportMetric(float64(a)/float64(o), "x-noopnri")
-	if h := adapterDurations(e.log(), "StartContainer"); len(h) > 0 {
+	if h := adapterDurations(e.Log(), "StartContainer"); len(h) > 0 {
 		b.ReportMetric(float64(bench.Median(h).Microseconds()), "adapter-StartContainer-µs")
 	}
 }
@@ -102,7 +102,7 @@ func BenchmarkPodStartNRI(b *testing.B) {
 // runtime has synchronised it.
 func startNoopNRI(b *testing.B, socket string) {
 	b.Helper()
-	cmd := exec.Command(binaries.noopnri, "--nri-socket", socket)
+	cmd := exec.Command(e2e.Binaries.NoopNRI, "--nri-socket", socket)
 	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
 	out, err := cmd.StdoutPipe()
 	if err != nil {

@@ -33,22 +33,22 @@ import (
 func BenchmarkAdapterVsPeer(b *testing.B) {
 	peerBin := filepath.Join(e2e.RuntimeBins(b, "nri-resctrl-mon"), "nri-resctrl-mon")
 	simOpts := resctrlsim.Options{NumRMIDs: 256, SettleInterval: -1}
-	e := newHookEnv(b, simOpts, "")
+	e := e2e.NewHookEnv(b, simOpts, "")
 	tmp := e2e.Tmpfs(b) // state, snapshots and log on a tmpfs, as in production (/run)
-	e.stateDir, e.snapDir, e.logPath = tmp+"/state", tmp+"/snap", tmp+"/nri.log"
-	e.config("")
+	e.StateDir, e.SnapDir, e.LogPath = tmp+"/state", tmp+"/snap", tmp+"/nri.log"
+	e.Config("")
 	peerSim := resctrlsim.MountT(b, simOpts)
 
-	none := e2e.StartContainerd(b, e2e.ContainerdOptions{Rootfs: e.rootfs})
-	peer := e2e.StartContainerd(b, e2e.ContainerdOptions{Rootfs: e.rootfs})
-	ours := e2e.StartContainerd(b, e2e.ContainerdOptions{Rootfs: e.rootfs})
+	none := e2e.StartContainerd(b, e2e.ContainerdOptions{Rootfs: e.Rootfs})
+	peer := e2e.StartContainerd(b, e2e.ContainerdOptions{Rootfs: e.Rootfs})
+	ours := e2e.StartContainerd(b, e2e.ContainerdOptions{Rootfs: e.Rootfs})
 	peerPid := startPeer(b, peerBin, peerSim.Dir, peer.NRISocket)
-	oursCmd := exec.Command(binaries.nri, "--config", e.cfgPath, "--nri-socket", ours.NRISocket)
+	oursCmd := exec.Command(e2e.Binaries.NRI, "--config", e.CfgPath, "--nri-socket", ours.NRISocket)
 	// Variants of ours for a comparison in one run (docs/benchmarks.md): more flags, such as
 	// --snapshotDir= (no snapshots), and environment, such as GOMAXPROCS=2.
 	oursCmd.Args = append(oursCmd.Args, strings.Fields(os.Getenv("RESCTRLMON_BENCH_NRI_ARGS"))...)
 	oursCmd.Env = append(os.Environ(), strings.Fields(os.Getenv("RESCTRLMON_BENCH_NRI_ENV"))...)
-	startAdapterCmd(b, e, oursCmd)
+	e2e.StartAdapterCmd(b, e, oursCmd)
 	oursPid := oursCmd.Process.Pid
 
 	n := 0
@@ -65,7 +65,7 @@ func BenchmarkAdapterVsPeer(b *testing.B) {
 		names := []string{"app", "sidecar"}
 		for _, name := range names {
 			if _, err := c.RunContainer(pod, e2e.TestImage, e2e.ContainerSpec{Name: name, Command: []string{"forker"}}); err != nil {
-				b.Fatalf("%v\n%s", err, e.log())
+				b.Fatalf("%v\n%s", err, e.Log())
 			}
 		}
 		d := time.Since(t0)
@@ -78,7 +78,7 @@ func BenchmarkAdapterVsPeer(b *testing.B) {
 		if root != "" {
 			tasks, err := os.ReadFile(filepath.Join(root, "mon_groups", uid, "tasks"))
 			if err != nil || len(strings.Fields(string(tasks))) < 2 {
-				b.Fatalf("pod %s: its group under %s holds %q (%v)\n%s", uid, root, tasks, err, e.log())
+				b.Fatalf("pod %s: its group under %s holds %q (%v)\n%s", uid, root, tasks, err, e.Log())
 			}
 		}
 		if err := c.StopPod(pod.ID); err != nil {
@@ -96,7 +96,7 @@ func BenchmarkAdapterVsPeer(b *testing.B) {
 		root string
 		pid  int
 	}
-	configs := []config{{"none", none, "", 0}, {"peer", peer, peerSim.Dir, peerPid}, {"ours", ours, e.sim.Dir, oursPid}}
+	configs := []config{{"none", none, "", 0}, {"peer", peer, peerSim.Dir, peerPid}, {"ours", ours, e.Sim.Dir, oursPid}}
 	for _, c := range configs { // the first pod of each is slower (image unpacked, caches)
 		lifecycle(c.c, c.root)
 	}

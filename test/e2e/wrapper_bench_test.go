@@ -25,30 +25,30 @@ import (
 // config, the command line and config.json, writing config.json (run), or finding the pod's
 // group and joining it (exec).
 func BenchmarkWrapper(b *testing.B) {
-	buildBinaries(b)
+	e2e.BuildBinaries(b)
 	sim := resctrlsim.MountT(b, resctrlsim.Options{SettleInterval: -1})
 	dir := e2e.Tmpfs(b)
 	cfg := writeBenchConfig(b, dir, sim.Dir)
 	plain := e2e.NewRuntime(b, "runc")
 	f, err := os.OpenFile(cfg, os.O_APPEND|os.O_WRONLY, 0)
 	if err == nil {
-		_, err = fmt.Fprintf(f, "runtime: %s\nruntimeHook: %s\n", plain.Bin, binaries.hook)
+		_, err = fmt.Fprintf(f, "runtime: %s\nruntimeHook: %s\n", plain.Bin, e2e.Binaries.Hook)
 		err = errorsJoin(err, f.Close())
 	}
 	if err != nil {
 		b.Fatal(err)
 	}
-	wrapper := plain.Via(binaries.wrapper, config.ConfigEnv+"="+cfg)
-	noop := plain.Via(binaries.noopwrapper, "E2E_REAL_RUNTIME="+plain.Bin)
+	wrapper := plain.Via(e2e.Binaries.Wrapper, config.ConfigEnv+"="+cfg)
+	noop := plain.Via(e2e.Binaries.NoopWrapper, "E2E_REAL_RUNTIME="+plain.Bin)
 	// The same no-op wrapper joining the pod's group and nothing else: the floor for an exec
 	// that must join (the join costs the simulator a FUSE write and its bookkeeping, which
 	// the kernel does in the kernel).
-	joinOnly := plain.Via(binaries.noopwrapper, "E2E_REAL_RUNTIME="+plain.Bin,
-		"E2E_JOIN_TASKS="+filepath.Join(sim.Dir, "mon_groups", uidA, "tasks"))
+	joinOnly := plain.Via(e2e.Binaries.NoopWrapper, "E2E_REAL_RUNTIME="+plain.Bin,
+		"E2E_JOIN_TASKS="+filepath.Join(sim.Dir, "mon_groups", e2e.PodUIDA, "tasks"))
 	rootfs := e2e.Rootfs(b, nil)
-	ann := crioPod(uidA, sandboxOf('a'), "app")
+	ann := e2e.CRIOPod(e2e.PodUIDA, e2e.SandboxOf('a'), "app")
 	hook := func(stage string) specs.Hook {
-		return specs.Hook{Path: binaries.hook, Args: []string{"resctrl-mon-hook", "--config", cfg, stage}, Timeout: intp(10)}
+		return specs.Hook{Path: e2e.Binaries.Hook, Args: []string{"resctrl-mon-hook", "--config", cfg, stage}, Timeout: e2e.IntPtr(10)}
 	}
 	args := []string{"sleep", "600"}
 	// The bundles on tmpfs, as containerd's and CRI-O's are (/run): on a journaling disk a

@@ -27,16 +27,21 @@ func main() {
 	// Go runtime's start (well under a millisecond) before it.
 	start := time.Now()
 	hook.WorkIfAsked()
-	// The worker starts first, to start while this process reads its configuration and
-	// stdin; Run starts one itself if this one could not be.
-	w, _ := hook.StartWorker()
-	os.Exit(run(start, w, os.Args[1:], os.Stdin, os.Stderr))
+	os.Exit(run(start, nil, os.Args[1:], os.Stdin, os.Stderr))
 }
 
 // run parses `[flags] createRuntime|poststop` and runs the hook. Usage errors exit 2, which
 // a runtime reports as a failed hook: a hook installed with wrong arguments is an install
 // error that must be seen, whatever the failure policy.
+//
+// A poststop's work runs in the hook's worker (hook.WorkerArg), started here, before the
+// configuration and stdin are read, so that its start overlaps them. A createRuntime hook
+// starts one only when the container is not joining a live group (hook.Run): a join needs
+// none, and a worker started for nothing would take a CPU from it.
 func run(start time.Time, w *hook.Worker, args []string, stdin io.Reader, stderr io.Writer) int {
+	if w == nil && len(args) > 0 && args[len(args)-1] == hook.Poststop {
+		w, _ = hook.StartWorker()
+	}
 	inv, err := parseArgs(args, stderr)
 	if errors.Is(err, flag.ErrHelp) {
 		w.Close()

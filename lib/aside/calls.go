@@ -20,12 +20,18 @@ var ErrStuck = errors.New("resctrl did not answer in time")
 // stops waiting at its deadline and its process can still end.
 //
 // While a child runs, the calling thread waits in the kernel, unseen by Go's scheduler; if
-// the child hangs, that thread and its P stay with it. So NewCalls turns the garbage
-// collector off (a collection waits for every P) and keeps at least two Ps, and a process
-// whose child hung must end soon: it is meant for a short-lived one, the OCI hook.
+// the child hangs, that thread and its P stay with it, and anything that stops the world
+// (a collection, debug.FreeOSMemory, a change of GOMAXPROCS) waits for it for good. So
+// NewCalls turns the garbage collector off and keeps at least two Ps; a process whose
+// child hung must end soon and do nothing that stops the world meanwhile: it is meant for
+// a short-lived one, the OCI hook, one Calls at a time. Nor may the child wait on this
+// process (a FUSE file system it serves, as the resctrl simulator in a test): a stop of
+// the world while it waits would wait on it in turn.
 type Calls struct {
 	mu    sync.Mutex
 	stuck bool
+	// What NewCalls changed, for Close.
+	gcPercent, procs int
 }
 
 // Step is one system call of a program run aside.
@@ -69,6 +75,17 @@ func (c *Calls) Run(deadline time.Time, steps []Step, keep ...any) error {
 		c.stuck = true
 		return ErrStuck
 	}
+}
+
+// Close gives the garbage collector and the Ps back, unless a child hung: its thread still
+// waits with a P, and a collection would wait for it.
+func (c *Calls) Close() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.stuck {
+		return
+	}
+	restore(c)
 }
 
 // AtFDCWD is AT_FDCWD (-100) as a Step's argument: a path relative to the working directory.

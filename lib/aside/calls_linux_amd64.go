@@ -10,17 +10,21 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// NewCalls returns Calls for this process, turning the garbage collector off for good and
-// keeping at least two Ps (see Calls).
+// NewCalls returns Calls for this process, turning the garbage collector off and fixing at
+// least two Ps until Close (see Calls): GOMAXPROCS set by hand is no longer changed by the
+// runtime when its cgroup's CPU limit changes, which would stop the world too.
 func NewCalls() (*Calls, error) {
-	debug.SetGCPercent(-1)
-	if runtime.GOMAXPROCS(0) < 2 {
-		runtime.GOMAXPROCS(2)
-	}
-	return &Calls{}, nil
+	c := &Calls{gcPercent: debug.SetGCPercent(-1), procs: runtime.GOMAXPROCS(0)}
+	runtime.GOMAXPROCS(max(2, c.procs))
+	return c, nil
 }
 
-// vfork is clone(CLONE_VM|CLONE_VFORK|SIGCHLD), in vfork_linux_amd64.s.
+func restore(c *Calls) {
+	debug.SetGCPercent(c.gcPercent)
+	runtime.GOMAXPROCS(c.procs)
+}
+
+// vfork is clone(CLONE_VM|CLONE_VFORK), in vfork_linux_amd64.s.
 func vfork() (pid, errno uintptr)
 
 // runChild runs steps in a vfork child on a thread of its own with every signal blocked (a
@@ -41,7 +45,7 @@ func runChild(steps []Step, keep []any) error {
 	// The child has exited: vfork returns then.
 	var ws syscall.WaitStatus
 	for {
-		_, err := syscall.Wait4(int(pid), &ws, 0, nil)
+		_, err := syscall.Wait4(int(pid), &ws, unix.WALL, nil)
 		if err != syscall.EINTR {
 			return nil
 		}

@@ -11,3 +11,5 @@ func NewCalls() (*Calls, error) {
 }
 
 func runChild([]Step, []any) error { panic("unreachable") }
+
+func restore(*Calls) {}

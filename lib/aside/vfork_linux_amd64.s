@@ -2,11 +2,12 @@
 
 // func vfork() (pid, errno uintptr)
 //
-// clone(CLONE_VM|CLONE_VFORK|SIGCHLD) as syscall's rawVforkSyscall makes it: the child runs
-// on this goroutine's stack while the parent's thread waits, so the return address is kept
-// in a register across the call and pushed again by each of them.
+// clone(CLONE_VM|CLONE_VFORK) as syscall's rawVforkSyscall makes it: the child runs on this
+// goroutine's stack while the parent's thread waits, so the return address is kept in a
+// register across the call and pushed again by each of them. No exit signal: the parent
+// reaps the child itself (wait4 with __WALL), and Go's handler need not run for a SIGCHLD.
 TEXT ·vfork(SB),NOSPLIT|NOFRAME,$0-16
-	MOVQ	$0x4111, DI	// CLONE_VM|CLONE_VFORK|SIGCHLD
+	MOVQ	$0x4100, DI	// CLONE_VM|CLONE_VFORK
 	MOVQ	$0, SI
 	MOVQ	$0, DX
 	MOVQ	$0, R10

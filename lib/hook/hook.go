@@ -92,6 +92,15 @@ func Run(start time.Time, w *Worker, stage string, stdin io.Reader, stderr io.Wr
 			done <- result{lifecycle.Outcome{Container: st.ID}, lifecycle.Failed, err}
 			return
 		}
+		if stage == CreateRuntime {
+			if out, err, ok := join(st, cfg, log, deadline.Add(-tail), func(g string) { group.Store(g) }); ok {
+				if out.Container == "" {
+					out.Container = st.ID
+				}
+				done <- result{out, lifecycle.ActionOf(out, err), err}
+				return
+			}
+		}
 		if w == nil {
 			w, err = StartWorker()
 		}
@@ -179,9 +188,22 @@ func handle(stage string, st specs.State, cfg config.Config, log *slog.Logger, o
 // container, which has no annotation of its pod, its cgroup path; the class from the bundle's
 // config.json, and the pid checked against the container's cgroup.
 func create(m *lifecycle.Manager, st specs.State, onGroup func(string)) (lifecycle.Outcome, error) {
+	p, out, err := placement(m, st)
+	if err != nil {
+		return out, err
+	}
+	if group := m.GroupOf(p); group != "" {
+		onGroup(group)
+	}
+	return m.Place(p)
+}
+
+// placement is create's Placement, or why there is none.
+func placement(m *lifecycle.Manager, st specs.State) (lifecycle.Placement, lifecycle.Outcome, error) {
 	out := lifecycle.Outcome{Container: st.ID}
+	var p lifecycle.Placement
 	if st.Pid <= 0 {
-		return out, fmt.Errorf("%w: createRuntime state has no pid (%d)", lifecycle.ErrBadInput, st.Pid)
+		return p, out, fmt.Errorf("%w: createRuntime state has no pid (%d)", lifecycle.ErrBadInput, st.Pid)
 	}
 	var spec *specs.Spec
 	var specErr error
@@ -191,19 +213,16 @@ func create(m *lifecycle.Manager, st specs.State, onGroup func(string)) (lifecyc
 	// A refused identity is reported as such, whatever the bundle.
 	idn, err := identity.FromSpec(st.ID, st.Annotations, ocistate.CgroupsPath(spec))
 	if err != nil {
-		return out, m.Refuse(st.ID, err)
+		return p, out, m.Refuse(st.ID, err)
 	}
 	if specErr != nil {
-		return out, fmt.Errorf("%w: %w", lifecycle.ErrBadInput, specErr)
+		return p, out, fmt.Errorf("%w: %w", lifecycle.ErrBadInput, specErr)
 	}
 	cgroup, err := checkCgroup(st.Pid, spec)
 	if err != nil {
-		return out, err
+		return p, out, err
 	}
-	p := lifecycle.Placement{ContainerID: st.ID, Pid: st.Pid, Pod: idn, Annotations: st.Annotations, Class: ocistate.Class(ocistate.IntelRdt(spec), st.ID), Cgroup: cgroup,
+	p = lifecycle.Placement{ContainerID: st.ID, Pid: st.Pid, Pod: idn, Annotations: st.Annotations, Class: ocistate.Class(ocistate.IntelRdt(spec), st.ID), Cgroup: cgroup,
 		PodCgroup: identity.PodCgroup(idn, st.ID, ocistate.CgroupsPath(spec)), CgroupsPath: ocistate.CgroupsPath(spec)}
-	if group := m.GroupOf(p); group != "" {
-		onGroup(group)
-	}
-	return m.Place(p)
+	return p, out, nil
 }

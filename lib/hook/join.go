@@ -1,0 +1,233 @@
+package hook
+
+import (
+	"errors"
+	"io/fs"
+	"log/slog"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+	"unsafe"
+
+	"github.com/intel/goresctrl/pkg/monitor"
+	specs "github.com/opencontainers/runtime-spec/specs-go"
+	"golang.org/x/sys/unix"
+
+	"github.com/resctrl-mon/resctrl-mon/lib/aside"
+	"github.com/resctrl-mon/resctrl-mon/lib/config"
+	"github.com/resctrl-mon/resctrl-mon/lib/lifecycle"
+	"github.com/resctrl-mon/resctrl-mon/lib/resctrlfs"
+	"github.com/resctrl-mon/resctrl-mon/lib/state"
+)
+
+// errNotJoin: the group a join expected is gone; the worker places the container.
+var errNotJoin = errors.New("the pod's group is gone: not a join")
+
+// join places a container whose pod's group is live (it has containers, is neither idle nor
+// pending, and is of the container's class), most containers of a pod, in the hook's own
+// process: the worker's start is a second start of this binary, most of what the hook costs.
+// Resctrl's calls still run where the kernel may keep them: each in a vfork child that the
+// hook leaves at its deadline (asideGroups). Everything else a join does is the registry on
+// the state dir and /proc. ok is false when the call is not such a join, or when calls cannot
+// run aside here: the worker handles it, from the start.
+func join(st specs.State, cfg config.Config, log *slog.Logger, deadline time.Time, onGroup func(string)) (out lifecycle.Outcome, err error, ok bool) {
+	k, err := resctrlfs.Open(cfg.ResctrlRoot, lifecycle.ValidGroupName, canonicalGroupName, log)
+	if err != nil {
+		// The worker says what is wrong with resctrl, as lifecycle.New does.
+		return out, nil, false
+	}
+	g := &asideGroups{Kernel: k, deadline: deadline}
+	m, err := lifecycle.NewWith(cfg, log, g)
+	if err != nil {
+		return out, nil, false
+	}
+	m.CountAs(lifecycle.SourceHook)
+	p, out, err := placement(m, st)
+	if err != nil {
+		// Refused before resctrl: the worker would say the same.
+		return out, err, true
+	}
+	group := m.GroupOf(p)
+	if group != "" {
+		rec, owned, err := m.Store().Load(group)
+		if err != nil || !owned || !live(rec, p) {
+			return out, nil, false
+		}
+		if g.calls, err = aside.NewCalls(); err != nil {
+			return out, nil, false
+		}
+		defer g.calls.Close()
+		onGroup(group)
+	}
+	// A placement not monitored (a sandbox, a pod opted out) touches no resctrl at all.
+	out, err = m.Place(p)
+	if errors.Is(err, errNotJoin) {
+		return out, nil, false
+	}
+	return out, err, true
+}
+
+// live says the record is of a group a container joins without making it: Place then asks
+// resctrl only whether it is there and to write the tasks.
+func live(rec state.Record, p lifecycle.Placement) bool {
+	return len(rec.Containers) > 0 && rec.IdleSince == nil && rec.Pending == "" && !rec.SandboxEnded &&
+		rec.Class == p.Class && rec.Path == lifecycle.GroupPath(p.Class, rec.Group)
+}
+
+// canonicalGroupName is lifecycle's (pod UIDs lowercased and dashed; container ids are
+// case-sensitive), for goresctrl's keys.
+func canonicalGroupName(name string) string {
+	if monitor.PodUIDValidator(name) {
+		return monitor.CanonicalizePodUID(name)
+	}
+	return name
+}
+
+// asideGroups is resctrl for a join in the hook's process: what a join asks of it (is the
+// group there, the tasks writes, the kernel's last word) runs in a vfork child, so a call
+// the kernel keeps holds that child, never the hook. A call still running at the deadline
+// keeps its caller waiting for good, as a worker would be kept: the hook has answered the
+// runtime by then and ends. A group that is not there any more is not a join's to make.
+type asideGroups struct {
+	*resctrlfs.Kernel
+	calls    *aside.Calls
+	deadline time.Time
+	classes  map[string]string // each group's class, as Ensure was told
+	// found is the group Exists found last: Place asks Ensure for it next, under the same
+	// pod lock, and the answer has not changed.
+	found string
+}
+
+var _ resctrlfs.Groups = (*asideGroups)(nil)
+
+// run runs steps aside; a program still running at the deadline never returns.
+func (g *asideGroups) run(steps []aside.Step, keep ...any) error {
+	if g.calls == nil {
+		return errNotJoin
+	}
+	err := g.calls.Run(g.deadline, steps, keep...)
+	if errors.Is(err, aside.ErrStuck) {
+		select {}
+	}
+	return err
+}
+
+// stat is newfstatat of path below the root, aside.
+func (g *asideGroups) stat(path string) (unix.Stat_t, error) {
+	var st unix.Stat_t
+	p, err := unix.BytePtrFromString(filepath.Join(g.Root(), path))
+	if err != nil {
+		return st, err
+	}
+	steps := []aside.Step{{Trap: unix.SYS_NEWFSTATAT, Args: [4]uintptr{aside.AtFDCWD, uintptr(unsafe.Pointer(p)), uintptr(unsafe.Pointer(&st)), 0}}}
+	if err := g.run(steps, p, &st); err != nil {
+		return st, err
+	}
+	if e := steps[0].Errno; e != 0 {
+		return st, &fs.PathError{Op: "stat", Path: filepath.Join(g.Root(), path), Err: e}
+	}
+	return st, nil
+}
+
+func (g *asideGroups) Exists(path string) bool {
+	st, err := g.stat(path)
+	if err == nil && st.Mode&unix.S_IFMT == unix.S_IFDIR {
+		g.found = path
+	}
+	return err == nil
+}
+
+// Ensure adopts the group when it is there, as goresctrl does a group it finds.
+func (g *asideGroups) Ensure(name, class string) error {
+	if path := lifecycle.GroupPath(class, name); path != g.found {
+		st, err := g.stat(path)
+		if err != nil || st.Mode&unix.S_IFMT != unix.S_IFDIR {
+			return errNotJoin
+		}
+	}
+	if g.classes == nil {
+		g.classes = map[string]string{}
+	}
+	g.classes[name] = class
+	return nil
+}
+
+// Assign is goresctrl's class check, made only once the kernel refused the init: it runs
+// in the hook's process.
+func (g *asideGroups) Assign(name string, tid int) error {
+	if err := g.Kernel.Ensure(name, g.classes[name]); err != nil {
+		return err
+	}
+	return g.Kernel.Assign(name, tid)
+}
+
+// WriteTasks writes each id by one write(2) to the group's tasks file, as the kernel's
+// Groups do: the child stops at a failed write, and the ids after it go in a new child if
+// result lets the loop go on. A write that finds the group gone (the file was opened just
+// before) is made once more through a new open.
+func (g *asideGroups) WriteTasks(path string, ids []int, result func(id int, err error) error) error {
+	name := filepath.Join(g.Root(), path, "tasks")
+	p, err := unix.BytePtrFromString(name)
+	if err != nil {
+		return err
+	}
+	retried := false
+	for len(ids) > 0 {
+		steps := make([]aside.Step, 1, 1+len(ids))
+		steps[0] = aside.Step{Trap: unix.SYS_OPENAT, Args: [4]uintptr{aside.AtFDCWD, uintptr(unsafe.Pointer(p)), unix.O_WRONLY | unix.O_CLOEXEC}, Stop: true}
+		bufs := make([][]byte, len(ids))
+		for i, id := range ids {
+			bufs[i] = strconv.AppendInt(nil, int64(id), 10)
+			bufs[i] = append(bufs[i], '\n')
+			steps = append(steps, aside.Step{Trap: unix.SYS_WRITE, FdOf: 1, Args: [4]uintptr{0, uintptr(unsafe.Pointer(&bufs[i][0])), uintptr(len(bufs[i]))}, Stop: true})
+		}
+		if err := g.run(steps, p, bufs); err != nil {
+			return err
+		}
+		if e := steps[0].Errno; e != 0 {
+			return &fs.PathError{Op: "open", Path: name, Err: e}
+		}
+		next := len(ids)
+		for i, s := range steps[1:] {
+			var werr error
+			if s.Errno != 0 {
+				if stale(s.Errno) && !retried {
+					retried, next = true, i
+					break
+				}
+				werr = &fs.PathError{Op: "write", Path: name, Err: s.Errno}
+			}
+			if err := result(ids[i], werr); err != nil {
+				return err
+			}
+			if werr != nil {
+				next = i + 1
+				break
+			}
+		}
+		ids = ids[next:]
+	}
+	return nil
+}
+
+// stale is a write to a tasks file whose group went since it was opened.
+func stale(e syscall.Errno) bool { return e == syscall.ENOENT || e == syscall.ENODEV }
+
+// LastCmdStatus is the kernel's last word, read aside ("" when it cannot be read).
+func (g *asideGroups) LastCmdStatus() string {
+	p, err := unix.BytePtrFromString(filepath.Join(g.Root(), "info", "last_cmd_status"))
+	if err != nil {
+		return ""
+	}
+	buf := make([]byte, 4097)
+	steps := []aside.Step{
+		{Trap: unix.SYS_OPENAT, Args: [4]uintptr{aside.AtFDCWD, uintptr(unsafe.Pointer(p)), unix.O_RDONLY | unix.O_CLOEXEC}, Stop: true},
+		{Trap: unix.SYS_READ, FdOf: 1, Args: [4]uintptr{0, uintptr(unsafe.Pointer(&buf[0])), uintptr(len(buf))}},
+	}
+	if err := g.run(steps, p, buf); err != nil || steps[1].Errno != 0 || !steps[1].Ran || steps[1].R1 > 4096 {
+		return ""
+	}
+	return strings.TrimSpace(string(buf[:steps[1].R1]))
+}

@@ -68,12 +68,20 @@ func parseArgs(args []string, stderr io.Writer) (invocation, error) {
 	// Nothing on stdout: runtimes may treat hook output as theirs.
 	fs.SetOutput(stderr)
 	fs.Usage = func() {
+		// The flags' texts are made only to be printed: each names its key's default, and
+		// making them all cost more than the rest of the hook's command line and config.
+		fs.VisitAll(func(f *flag.Flag) {
+			f.Usage = config.ConfigFlagUsage()
+			if f.Name != "config" {
+				f.Usage = config.FlagUsage(f.Name)
+			}
+		})
 		fmt.Fprintf(stderr, "usage: resctrl-mon-hook [flags] %s|%s  (the container's state on stdin)\n", hook.CreateRuntime, hook.Poststop)
 		fs.PrintDefaults()
 	}
-	cfgPath := fs.String("config", "", config.ConfigFlagUsage())
+	cfgPath := fs.String("config", "", "")
 	for _, k := range config.Keys() {
-		fs.String(k, "", config.FlagUsage(k))
+		fs.String(k, "", "")
 	}
 	if err := fs.Parse(args); err != nil {
 		return invocation{}, err

@@ -188,7 +188,7 @@ func handle(stage string, st specs.State, cfg config.Config, log *slog.Logger, o
 // container, which has no annotation of its pod, its cgroup path; the class from the bundle's
 // config.json, and the pid checked against the container's cgroup.
 func create(m *lifecycle.Manager, st specs.State, onGroup func(string)) (lifecycle.Outcome, error) {
-	p, out, err := placement(m, st)
+	p, out, err := placement(st, m.Refuse)
 	if err != nil {
 		return out, err
 	}
@@ -198,8 +198,9 @@ func create(m *lifecycle.Manager, st specs.State, onGroup func(string)) (lifecyc
 	return m.Place(p)
 }
 
-// placement is create's Placement, or why there is none.
-func placement(m *lifecycle.Manager, st specs.State) (lifecycle.Placement, lifecycle.Outcome, error) {
+// placement is create's Placement, or why there is none; refuse reports an identity that
+// does not add up (Manager.Refuse records it).
+func placement(st specs.State, refuse func(id string, err error) error) (lifecycle.Placement, lifecycle.Outcome, error) {
 	out := lifecycle.Outcome{Container: st.ID}
 	var p lifecycle.Placement
 	if st.Pid <= 0 {
@@ -213,7 +214,7 @@ func placement(m *lifecycle.Manager, st specs.State) (lifecycle.Placement, lifec
 	// A refused identity is reported as such, whatever the bundle.
 	idn, err := identity.FromSpec(st.ID, st.Annotations, ocistate.CgroupsPath(spec))
 	if err != nil {
-		return p, out, m.Refuse(st.ID, err)
+		return p, out, refuse(st.ID, err)
 	}
 	if specErr != nil {
 		return p, out, fmt.Errorf("%w: %w", lifecycle.ErrBadInput, specErr)

@@ -32,22 +32,23 @@ var errNotJoin = errors.New("the pod's group is gone: not a join")
 // hook leaves at its deadline (asideGroups). Everything else a join does is the registry on
 // the state dir and /proc. ok is false when the call is not such a join, or when calls cannot
 // run aside here: the worker handles it, from the start.
+//
+// Nothing here touches resctrl before the join is known to be one, not even the mount check
+// (lifecycle.New's): a FUSE file system (the simulator) may be as slow to answer a statfs as
+// a mkdir, and the worker checks the mount for everything else. A join needs no check of
+// its own: its group was made through one, and is found again under the same root.
 func join(st specs.State, cfg config.Config, log *slog.Logger, deadline time.Time, onGroup func(string)) (out lifecycle.Outcome, err error, ok bool) {
-	k, err := resctrlfs.Open(cfg.ResctrlRoot, lifecycle.ValidGroupName, canonicalGroupName, log)
-	if err != nil {
-		// The worker says what is wrong with resctrl, as lifecycle.New does.
-		return out, nil, false
-	}
-	g := &asideGroups{Kernel: k, deadline: deadline}
+	g := &asideGroups{root: cfg.ResctrlRoot, log: log, deadline: deadline}
 	m, err := lifecycle.NewWith(cfg, log, g)
 	if err != nil {
 		return out, nil, false
 	}
 	m.CountAs(lifecycle.SourceHook)
-	p, out, err := placement(m, st)
+	// A container refused before resctrl is the worker's to refuse, after its mount check,
+	// as before: nothing is recorded here.
+	p, out, err := placement(st, func(string, error) error { return errNotJoin })
 	if err != nil {
-		// Refused before resctrl: the worker would say the same.
-		return out, err, true
+		return out, nil, false
 	}
 	group := m.GroupOf(p)
 	if group != "" {
@@ -60,10 +61,17 @@ func join(st specs.State, cfg config.Config, log *slog.Logger, deadline time.Tim
 		}
 		defer g.calls.Close()
 		onGroup(group)
+		// Its directory too (resctrl remounted, a runtime's RDT setup): a group that must
+		// be made again is the worker's from the start, with nothing of the join to undo.
+		if st, err := g.stat(rec.Path); err != nil || st.Mode&unix.S_IFMT != unix.S_IFDIR {
+			return out, nil, false
+		}
 	}
 	// A placement not monitored (a sandbox, a pod opted out) touches no resctrl at all.
 	out, err = m.Place(p)
 	if errors.Is(err, errNotJoin) {
+		// Gone since (the pod ended meanwhile, under its lock): Place has taken the
+		// container back and recorded the failure; the worker places it afresh.
 		return out, nil, false
 	}
 	return out, err, true
@@ -91,7 +99,9 @@ func canonicalGroupName(name string) string {
 // keeps its caller waiting for good, as a worker would be kept: the hook has answered the
 // runtime by then and ends. A group that is not there any more is not a join's to make.
 type asideGroups struct {
-	*resctrlfs.Kernel
+	root     string
+	log      *slog.Logger
+	kernel   *resctrlfs.Kernel // goresctrl, opened for the class check only
 	calls    *aside.Calls
 	deadline time.Time
 	classes  map[string]string // each group's class, as Ensure was told
@@ -154,13 +164,47 @@ func (g *asideGroups) Ensure(name, class string) error {
 	return nil
 }
 
+func (g *asideGroups) Root() string { return g.root }
+
 // Assign is goresctrl's class check, made only once the kernel refused the init: it runs
 // in the hook's process.
 func (g *asideGroups) Assign(name string, tid int) error {
-	if err := g.Kernel.Ensure(name, g.classes[name]); err != nil {
+	k, err := g.goresctrl()
+	if err != nil {
 		return err
 	}
-	return g.Kernel.Assign(name, tid)
+	if err := k.Ensure(name, g.classes[name]); err != nil {
+		return err
+	}
+	return k.Assign(name, tid)
+}
+
+// Tasks, Remove: not asked by a join (the group is live, and not made here).
+func (g *asideGroups) Tasks(path string) (map[int]bool, bool) {
+	k, err := g.goresctrl()
+	if err != nil {
+		return map[int]bool{}, false
+	}
+	return k.Tasks(path)
+}
+
+func (g *asideGroups) Remove(name string) error {
+	k, err := g.goresctrl()
+	if err != nil {
+		return err
+	}
+	return k.Remove(name)
+}
+
+func (g *asideGroups) goresctrl() (*resctrlfs.Kernel, error) {
+	if g.kernel == nil {
+		k, err := resctrlfs.Open(g.root, lifecycle.ValidGroupName, canonicalGroupName, g.log)
+		if err != nil {
+			return nil, err
+		}
+		g.kernel = k
+	}
+	return g.kernel, nil
 }
 
 // WriteTasks writes each id by one write(2) to the group's tasks file, as the kernel's

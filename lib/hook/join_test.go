@@ -171,3 +171,30 @@ func TestJoinBudget(t *testing.T) {
 		})
 	}
 }
+
+// A pod whose group went while its record lives on (resctrl remounted) is not a join: the
+// worker makes the group again, and the hook's attempt leaves nothing behind (no failure).
+func TestJoinGroupGone(t *testing.T) {
+	t.Parallel()
+	e := newJoinEnv(t, config.FailClosed)
+	if err := os.Remove(filepath.Join(e.sim.Dir, e.group)); err != nil {
+		t.Fatal(err)
+	}
+	pid := sleeper(t)
+	if code := e.runProcess(t, "second", pid); code != 0 {
+		t.Fatalf("exit %d:\n%s", code, e.log(t))
+	}
+	if !slices.Contains(e.tasks(t), pid) {
+		t.Errorf("the container's init %d is not in the group made again: %v", pid, e.tasks(t))
+	}
+	if log := e.log(t); !strings.Contains(log, "container=second") || !strings.Contains(log, "outcome=created") {
+		t.Errorf("the log does not say the group was made again:\n%s", log)
+	}
+	store, err := state.Open(e.cfg.StateDir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if fs, err := store.Failures(time.Time{}); err != nil || len(fs) != 0 {
+		t.Errorf("failures recorded: %+v, %v", fs, err)
+	}
+}

@@ -76,18 +76,50 @@ func buildBinaries() error {
 		return fmt.Errorf("e2e binaries: %w", err)
 	}
 	dir := filepath.Join(base, sum)
-	lock, err := os.OpenFile(dir+".lock", os.O_CREATE|os.O_RDWR, 0o644)
+	// Two locks: ".lock" held shared while a test binary uses the build (to the end of the
+	// process), which pruneBuilds needs exclusive; ".build" held exclusive while one builds,
+	// so the packages that start together wait for one build.
+	// The shared lock is a bare descriptor, left open to the end of the process: an
+	// *os.File would be closed by its finalizer once unreachable, dropping the lock.
+	use, err := lockFile(dir+".lock", unix.LOCK_SH)
 	if err != nil {
-		return fmt.Errorf("e2e binaries: %w", err)
+		return err
 	}
-	defer lock.Close()
-	if err := unix.Flock(int(lock.Fd()), unix.LOCK_EX); err != nil {
-		return fmt.Errorf("e2e binaries: lock %s: %w", lock.Name(), err)
+	build, err := lockFile(dir+".build", unix.LOCK_EX)
+	if err != nil {
+		_ = unix.Close(use)
+		return err
+	}
+	err = buildInto(root, dir, pkgs)
+	_ = unix.Close(build)
+	if err != nil {
+		_ = unix.Close(use)
+		return err
 	}
 	for out, pkg := range binaryPackages {
 		*out = filepath.Join(dir, filepath.Base(pkg))
 	}
 	Binaries.Dir = dir
+	pruneBuilds(base, sum)
+	return nil
+}
+
+// lockFile opens (or creates) path, close-on-exec so that the daemons a test starts do not
+// hold it, and locks it with how (unix.LOCK_SH or LOCK_EX, maybe with LOCK_NB).
+func lockFile(path string, how int) (int, error) {
+	fd, err := unix.Open(path, unix.O_CREAT|unix.O_RDWR|unix.O_CLOEXEC, 0o644)
+	if err != nil {
+		return -1, fmt.Errorf("e2e binaries: open %s: %w", path, err)
+	}
+	if err := unix.Flock(fd, how); err != nil {
+		_ = unix.Close(fd)
+		return -1, fmt.Errorf("e2e binaries: lock %s: %w", path, err)
+	}
+	return fd, nil
+}
+
+// buildInto builds pkgs into dir unless a finished build is there.
+func buildInto(root, dir string, pkgs []string) error {
 	done := filepath.Join(dir, ".built")
 	if _, err := os.Stat(done); err == nil {
 		return nil
@@ -108,22 +140,34 @@ func buildBinaries() error {
 	if err := os.WriteFile(done, nil, 0o644); err != nil {
 		return fmt.Errorf("e2e binaries: %w", err)
 	}
-	pruneBuilds(base, sum)
 	return nil
 }
 
-// pruneBuilds removes the builds of other source trees that nothing used for a day, so
-// edits between runs do not fill the temporary directory with binaries.
+// pruneBuilds removes the builds of other source trees that no test binary uses or builds
+// now (both their locks are free), so edits between runs do not fill the temporary
+// directory with binaries.
 func pruneBuilds(base, keep string) {
-	entries, _ := os.ReadDir(base)
-	for _, e := range entries {
-		name := strings.TrimSuffix(e.Name(), ".lock")
-		if name == keep {
+	locks, _ := filepath.Glob(filepath.Join(base, "*.lock"))
+	for _, l := range locks {
+		dir := strings.TrimSuffix(l, ".lock")
+		if filepath.Base(dir) == keep {
 			continue
 		}
-		if fi, err := e.Info(); err == nil && time.Since(fi.ModTime()) > 24*time.Hour {
-			_ = os.RemoveAll(filepath.Join(base, e.Name()))
+		use, err := lockFile(l, unix.LOCK_EX|unix.LOCK_NB)
+		if err != nil {
+			continue
 		}
+		if build, err := lockFile(dir+".build", unix.LOCK_EX|unix.LOCK_NB); err == nil {
+			_ = os.RemoveAll(dir)
+			// A day unused, the lock files go too (a run that opened one just now would
+			// at worst build again beside another).
+			if fi, err := os.Stat(l); err == nil && time.Since(fi.ModTime()) > 24*time.Hour {
+				_ = os.Remove(l)
+				_ = os.Remove(dir + ".build")
+			}
+			_ = unix.Close(build)
+		}
+		_ = unix.Close(use)
 	}
 }
 

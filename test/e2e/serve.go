@@ -17,16 +17,16 @@ import (
 type Served struct {
 	Cmd    *exec.Cmd
 	Addr   string
-	Mu     sync.Mutex
-	Stderr strings.Builder
+	mu     sync.Mutex
+	stderr strings.Builder // what serve logged; Log reads it
 	Exited chan error
 }
 
 // Log is what serve wrote to stderr so far.
 func (s *Served) Log() string {
-	s.Mu.Lock()
-	defer s.Mu.Unlock()
-	return s.Stderr.String()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.stderr.String()
 }
 
 // ListeningRE finds the address serve listens on in its log.
@@ -48,9 +48,9 @@ func RunServe(t *testing.T, cmd *exec.Cmd) *Served {
 	go func() {
 		sc := bufio.NewScanner(pipe)
 		for sc.Scan() {
-			s.Mu.Lock()
-			s.Stderr.WriteString(sc.Text() + "\n")
-			s.Mu.Unlock()
+			s.mu.Lock()
+			s.stderr.WriteString(sc.Text() + "\n")
+			s.mu.Unlock()
 			if m := ListeningRE.FindStringSubmatch(sc.Text()); m != nil {
 				select {
 				case addrc <- m[1]:

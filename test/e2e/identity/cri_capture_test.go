@@ -23,7 +23,7 @@ const crioCaptureHow = "test/e2e/capturehook registered in CRI-O's hooks_dir at 
 	"bundle's config.json says of the container's pod and role. CRI-O ran with the test harness's " +
 	"private configuration (StartCRIO: cgroupfs, vfs, runc and conmon from Debian, host-network " +
 	"pods, no CNI, infra container dropped). " +
-	"Rewritten by `go test -tags urfave_cli_no_docs -run TestCaptureCRIO ./test/e2e -args -update-fixtures`."
+	"Rewritten by `go test -tags urfave_cli_no_docs -run TestCaptureCRIO ./test/e2e/identity -args -update-fixtures`."
 
 const containerdCaptureHow = "containerd runs no hooks.d: each container's bundle config.json " +
 	"($STATE/io.containerd.runtime.v2.task/k8s.io/<id>/config.json) read while it ran, which is " +
@@ -31,7 +31,7 @@ const containerdCaptureHow = "containerd runs no hooks.d: each container's bundl
 	"test/e2e/capturehook keeps a config.json (capture.SpecOf). containerd " +
 	"ran with the test harness's private configuration (StartContainerd: version 3, overlayfs, " +
 	"Debian's runc, host-network pods, no CNI, restrict_oom_score_adj). " +
-	"Rewritten by `go test -tags urfave_cli_no_docs -run TestCaptureContainerd ./test/e2e -args -update-fixtures`."
+	"Rewritten by `go test -tags urfave_cli_no_docs -run TestCaptureContainerd ./test/e2e/identity -args -update-fixtures`."
 
 // TestCaptureCRIO runs pods under a real CRI-O with capturehook at every host stage and checks
 // what it sends: which stages run on which crictl command (none for the pod's sandbox, none

@@ -13,7 +13,7 @@ import (
 
 const captureHow = "test/e2e/capturehook as createRuntime and poststop hooks (podman: a hooks.d " +
 	"directory given with --hooks-dir; runc, crun: config.json); rewritten by " +
-	"`go test -tags urfave_cli_no_docs -run TestIdentityFixtures ./test/e2e -args -update-fixtures`. " +
+	"`go test -tags urfave_cli_no_docs -run TestIdentityFixtures ./test/e2e/identity -args -update-fixtures`. " +
 	"podman ran with private state ($STATE) and a containers.conf (CONTAINERS_CONF) setting " +
 	"default_ulimits that this machine allows; $ROOTFS is a busybox-static rootfs."
 

@@ -66,7 +66,7 @@ func (e *HookEnv) Hooks() *specs.Hooks {
 	return &specs.Hooks{CreateRuntime: []specs.Hook{h("createRuntime")}, Poststop: []specs.Hook{h("poststop")}}
 }
 
-// HooksTimingOut is hooks() with runc's timeout for the createRuntime hook set to seconds,
+// HooksTimingOut is Hooks() with runc's timeout for the createRuntime hook set to seconds,
 // for tests that make the hook outlast it (or its own budget).
 func (e *HookEnv) HooksTimingOut(seconds int) *specs.Hooks {
 	h := e.Hooks()
@@ -202,7 +202,7 @@ func (e *HookEnv) ReadRecordFile(group string) map[string]any {
 	return m
 }
 
-// lines counts lines of the hook log holding all of words.
+// LogLines counts the lines of the hook log holding all of words.
 func (e *HookEnv) LogLines(words ...string) int {
 	n := 0
 	sc := bufio.NewScanner(strings.NewReader(e.Log()))

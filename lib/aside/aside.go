@@ -1,10 +1,14 @@
-// Package aside runs work that may hang in the kernel in a process of its own: this binary
-// again, given one request and sending back its reply. A resctrl write or mkdir the kernel
-// has begun is not abandoned (the kernel's rdtgroup mutex is taken uninterruptibly; FUSE,
-// the simulator, waits for its answer even for a killed caller), and a process does not end,
-// nor execve, while one of its threads is still inside such a call. The caller stops waiting
-// at its budget and goes on (ends, or execs the runtime); the child finishes, or hangs, on
-// its own. The OCI hook's worker and the runtime wrapper's joiner are such children.
+// Package aside runs work that may hang in the kernel in a process of its own. A resctrl
+// write or mkdir the kernel has begun is not abandoned (the kernel's rdtgroup mutex is taken
+// uninterruptibly; FUSE, the simulator, waits for its answer even for a killed caller), and
+// a process does not end, nor execve, while one of its threads is still inside such a call.
+// The caller stops waiting at its budget and goes on (ends, or execs the runtime); the child
+// finishes, or hangs, on its own.
+//
+// Two kinds of child: this binary again (Start), given one request and sending back its
+// reply, for Go work (the OCI hook's worker, the runtime wrapper's joiner); and a vfork
+// child making a short program of raw system calls (Calls), for a few calls without a
+// second Go start (the hook's join).
 package aside
 
 import (

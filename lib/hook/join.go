@@ -60,12 +60,14 @@ func join(st specs.State, cfg config.Config, log *slog.Logger, deadline time.Tim
 			return out, nil, false
 		}
 		defer g.calls.Close()
-		onGroup(group)
 		// Its directory too (resctrl remounted, a runtime's RDT setup): a group that must
 		// be made again is the worker's from the start, with nothing of the join to undo.
 		if st, err := g.stat(rec.Path); err != nil || st.Mode&unix.S_IFMT != unix.S_IFDIR {
 			return out, nil, false
 		}
+		// Told only now, as the worker tells it before Place: a budget that runs out from
+		// here finds the container recorded, and marks its pod late.
+		onGroup(group)
 	}
 	// A placement not monitored (a sandbox, a pod opted out) touches no resctrl at all.
 	out, err = m.Place(p)

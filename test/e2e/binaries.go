@@ -10,6 +10,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -67,6 +68,7 @@ func buildBinaries() error {
 	for _, pkg := range binaryPackages {
 		pkgs = append(pkgs, pkg)
 	}
+	slices.Sort(pkgs) // the map's order changes: the hash must not
 	sum, err := sourceHash(root, pkgs)
 	if err != nil {
 		return err
@@ -202,6 +204,8 @@ func sourceHash(root string, pkgs []string) (string, error) {
 	h := sha256.New()
 	fmt.Fprintln(h, runtime.Version())
 	files := append(strings.Fields(string(out)), filepath.Join(root, "go.mod"), filepath.Join(root, "go.sum"))
+	slices.Sort(files)
+	files = slices.Compact(files)
 	for _, f := range files {
 		fmt.Fprintln(h, f)
 		r, err := os.Open(f)

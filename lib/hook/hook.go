@@ -93,7 +93,7 @@ func Run(start time.Time, w *Worker, stage string, stdin io.Reader, stderr io.Wr
 			return
 		}
 		if stage == CreateRuntime {
-			if out, err, ok := join(st, cfg, log, deadline.Add(-tail), func(g string) { group.Store(g) }); ok {
+			if out, err, ok := join(st, cfg, log, deadline.Add(-tail), deadline, func(g string) { group.Store(g) }); ok {
 				if out.Container == "" {
 					out.Container = st.ID
 				}

@@ -25,19 +25,22 @@ import (
 // errNotJoin: the group a join expected is gone; the worker places the container.
 var errNotJoin = errors.New("the pod's group is gone: not a join")
 
-// join places a container whose pod's group is live (it has containers, is neither idle nor
-// pending, and is of the container's class), most containers of a pod, in the hook's own
-// process: the worker's start is a second start of this binary, most of what the hook costs.
-// Resctrl's calls still run where the kernel may keep them: each in a vfork child that the
-// hook leaves at its deadline (asideGroups). Everything else a join does is the registry on
-// the state dir and /proc. ok is false when the call is not such a join, or when calls cannot
-// run aside here: the worker handles it, from the start.
+// join places a container whose pod's group is live (it has containers, or is idle within
+// its retention; it is not pending and is of the container's class), most containers of a
+// pod, in the hook's own process: the worker's start is a second start of this binary, most
+// of what the hook costs. Resctrl's calls still run where the kernel may keep them: each in
+// a vfork child that the hook leaves at its deadline (asideGroups). Everything else a join
+// does is the registry on the state dir and /proc. ok is false when the call is not such a
+// join, or when calls cannot run aside here: the worker handles it, from the start.
 //
 // Nothing here touches resctrl before the join is known to be one, not even the mount check
 // (lifecycle.New's): a FUSE file system (the simulator) may be as slow to answer a statfs as
 // a mkdir, and the worker checks the mount for everything else. A join needs no check of
 // its own: its group was made through one, and is found again under the same root.
-func join(st specs.State, cfg config.Config, log *slog.Logger, deadline time.Time, onGroup func(string)) (out lifecycle.Outcome, err error, ok bool) {
+//
+// deadline is when the hook stops waiting for resctrl; end, when its budget ends and the
+// process with it.
+func join(st specs.State, cfg config.Config, log *slog.Logger, deadline, end time.Time, onGroup func(string)) (out lifecycle.Outcome, err error, ok bool) {
 	g := &asideGroups{root: cfg.ResctrlRoot, log: log, deadline: deadline}
 	m, err := lifecycle.NewWith(cfg, log, g)
 	if err != nil {
@@ -53,7 +56,9 @@ func join(st specs.State, cfg config.Config, log *slog.Logger, deadline time.Tim
 	group := m.GroupOf(p)
 	if group != "" {
 		rec, owned, err := m.Store().Load(group)
-		if err != nil || !owned || !live(rec, p) {
+		// Its retention must outlast this whole process: Place ends an expired group and
+		// makes it again, which is the worker's.
+		if err != nil || !owned || !live(rec, p, time.Duration(cfg.Retention), end) {
 			return out, nil, false
 		}
 		if g.calls, err = aside.NewCalls(); err != nil {
@@ -80,10 +85,17 @@ func join(st specs.State, cfg config.Config, log *slog.Logger, deadline time.Tim
 }
 
 // live says the record is of a group a container joins without making it: Place then asks
-// resctrl only whether it is there and to write the tasks.
-func live(rec state.Record, p lifecycle.Placement) bool {
-	return len(rec.Containers) > 0 && rec.IdleSince == nil && rec.Pending == "" && !rec.SandboxEnded &&
-		rec.Class == p.Class && rec.Path == lifecycle.GroupPath(p.Class, rec.Group)
+// resctrl only whether it is there and to write the tasks. An idle group (its last container
+// left, a pod whose containers restart) is joined as a live one while its retention lasts
+// past end: after it, Place would end the group and make it again.
+func live(rec state.Record, p lifecycle.Placement, retention time.Duration, end time.Time) bool {
+	if rec.Pending != "" || rec.SandboxEnded || rec.Class != p.Class || rec.Path != lifecycle.GroupPath(p.Class, rec.Group) {
+		return false
+	}
+	if len(rec.Containers) > 0 {
+		return rec.IdleSince == nil
+	}
+	return rec.IdleSince != nil && rec.IdleSince.Add(retention).After(end)
 }
 
 // canonicalGroupName is lifecycle's (pod UIDs lowercased and dashed; container ids are

@@ -1,0 +1,43 @@
+package hook
+
+import (
+	"testing"
+	"time"
+
+	"github.com/resctrl-mon/resctrl-mon/lib/lifecycle"
+	"github.com/resctrl-mon/resctrl-mon/lib/state"
+)
+
+// Which records a container joins in the hook's process: a group that is live, or idle with
+// its retention lasting past the hook's end; anything Place would make, end or complete is
+// the worker's.
+func TestLive(t *testing.T) {
+	t.Parallel()
+	end := time.Date(2026, 1, 1, 12, 0, 0, 0, time.UTC)
+	idle := func(ago time.Duration) *time.Time { at := end.Add(-ago); return &at }
+	running := map[string]time.Time{"c1": end.Add(-time.Hour)}
+	p := lifecycle.Placement{ContainerID: "c2", Class: ""}
+	base := state.Record{Group: "g", Path: "mon_groups/g", Containers: running}
+	for _, tc := range []struct {
+		name string
+		edit func(*state.Record)
+		p    lifecycle.Placement
+		want bool
+	}{
+		{"live", func(*state.Record) {}, p, true},
+		{"idle within its retention", func(r *state.Record) { r.Containers, r.IdleSince = nil, idle(time.Minute) }, p, true},
+		{"idle, its retention ending before the hook does", func(r *state.Record) { r.Containers, r.IdleSince = nil, idle(5*time.Minute) }, p, false},
+		{"no container and not idle", func(r *state.Record) { r.Containers = nil }, p, false},
+		{"containers and idle", func(r *state.Record) { r.IdleSince = idle(time.Minute) }, p, false},
+		{"pending", func(r *state.Record) { r.Pending = "no free RMID" }, p, false},
+		{"its sandbox ended", func(r *state.Record) { r.SandboxEnded = true }, p, false},
+		{"another class", func(*state.Record) {}, lifecycle.Placement{ContainerID: "c2", Class: "gold"}, false},
+		{"a path not its class's", func(r *state.Record) { r.Path = "gold/mon_groups/g" }, p, false},
+	} {
+		r := base
+		tc.edit(&r)
+		if got := live(r, tc.p, 5*time.Minute, end); got != tc.want {
+			t.Errorf("%s: live %v, want %v", tc.name, got, tc.want)
+		}
+	}
+}

@@ -28,6 +28,7 @@ import (
 	"github.com/resctrl-mon/resctrl-mon/lib/logging"
 	"github.com/resctrl-mon/resctrl-mon/lib/resctrlfs"
 	"github.com/resctrl-mon/resctrl-mon/lib/runtimes"
+	"github.com/resctrl-mon/resctrl-mon/lib/vocab"
 )
 
 func main() {
@@ -93,7 +94,7 @@ func reconcile(c *cli.Context) error {
 		// A host without RDT, or one that has not mounted resctrl yet: nothing to reconcile,
 		// and not a failure of the timer's unit.
 		if c.Bool("json") {
-			return writeJSON(c.App.Writer, map[string]any{"dryRun": c.Bool("dry-run"), "resctrlMounted": false, "resctrlRoot": cfg.ResctrlRoot, "actions": []lifecycle.Action{}})
+			return writeJSON(c.App.Writer, map[string]any{"dryRun": c.Bool("dry-run"), "resctrlMounted": false, "resctrlRoot": cfg.ResctrlRoot, "actions": []vocab.Action{}})
 		}
 		fmt.Fprintf(c.App.Writer, "resctrl not mounted at %s (config key resctrlRoot): nothing to reconcile\n", cfg.ResctrlRoot)
 		return nil
@@ -102,7 +103,7 @@ func reconcile(c *cli.Context) error {
 		return err
 	}
 	defer done()
-	m.CountAs(lifecycle.SourceReconcile)
+	m.CountAs(vocab.SourceReconcile)
 	live, lerr := runtimes.Live(cfg.RuntimeRoots)
 	acts, err := m.Reconcile(live, lifecycle.ReconcileOptions{DryRun: c.Bool("dry-run"), Adopt: c.Bool("adopt")})
 	if !c.Bool("dry-run") {

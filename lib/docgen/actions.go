@@ -11,7 +11,7 @@ import (
 	"strings"
 
 	"github.com/resctrl-mon/resctrl-mon/lib/inventory"
-	"github.com/resctrl-mon/resctrl-mon/lib/lifecycle"
+	"github.com/resctrl-mon/resctrl-mon/lib/vocab"
 )
 
 // word is one value of a typed list with what its constant's comment says.
@@ -24,7 +24,7 @@ type actionsPage struct {
 // actionsData takes the words from the typed lists (their order is the documented one) and
 // each meaning from the comment of its constant in the source: one place says both.
 func actionsData(root string) (any, error) {
-	life, err := constDocs(filepath.Join(root, "lib/lifecycle"))
+	life, err := constDocs(filepath.Join(root, "lib/vocab"))
 	if err != nil {
 		return nil, err
 	}
@@ -33,16 +33,16 @@ func actionsData(root string) (any, error) {
 		return nil, err
 	}
 	var p actionsPage
-	if p.Actions, err = words(life, "Action", lifecycle.Actions); err != nil {
+	if p.Actions, err = words(life, "Action", vocab.Actions); err != nil {
 		return nil, err
 	}
 	if p.States, err = words(inv, "State", inventory.States); err != nil {
 		return nil, err
 	}
-	if p.Reasons, err = words(life, "FailureReason", lifecycle.FailureReasons); err != nil {
+	if p.Reasons, err = words(life, "FailureReason", vocab.FailureReasons); err != nil {
 		return nil, err
 	}
-	if p.Sources, err = words(life, "Source", lifecycle.Sources); err != nil {
+	if p.Sources, err = words(life, "Source", vocab.Sources); err != nil {
 		return nil, err
 	}
 	return p, nil

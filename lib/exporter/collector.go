@@ -85,7 +85,7 @@ func New(src Source, o Options) (*Collector, error) {
 	c.rmidsTotal = prometheus.NewDesc(Prefix+"num_rmids", "num_rmids: how many groups resctrl can have (the smaller one when PERF_PKG has its own).", nil, nil)
 	c.snapshots = prometheus.NewDesc(Prefix+"snapshots", "Snapshot files present in the snapshot directory, by kind.", []string{"kind"}, nil)
 	c.outcomes = prometheus.NewDesc(Prefix+"outcomes_total",
-		"What the front ends did, by front end (hook, adapter, reconcile) and action (lifecycle.Actions): one count per call (each hook call, NRI event, step of reconcile or of the sweep), refusals and failures included, since the state dir was made (boot, on tmpfs).",
+		"What the front ends did, by front end (hook, adapter, reconcile) and action (vocab.Actions): one count per call (each hook call, NRI event, step of reconcile or of the sweep), refusals and failures included, since the state dir was made (boot, on tmpfs).",
 		[]string{"source", "action"}, nil)
 	c.snapshotsWritten = prometheus.NewDesc(Prefix+"snapshots_written_total", "Snapshots written, by kind, since the state dir was made.", []string{"kind"}, nil)
 	c.psiAvailable = prometheus.NewDesc(Prefix+"pressure_available", "1 if the kernel keeps pressure stall information (PSI), else 0.", nil, nil)

@@ -5,16 +5,16 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
-	"github.com/resctrl-mon/resctrl-mon/lib/lifecycle"
 	"github.com/resctrl-mon/resctrl-mon/lib/snapshot"
+	"github.com/resctrl-mon/resctrl-mon/lib/vocab"
 )
 
 // ReasonOther labels a failure whose reason resctrl-mon does not list (a newer writer).
 const ReasonOther = "other"
 
 func failureReasons() []string {
-	out := make([]string, 0, len(lifecycle.FailureReasons)+1)
-	for _, r := range lifecycle.FailureReasons {
+	out := make([]string, 0, len(vocab.FailureReasons)+1)
+	for _, r := range vocab.FailureReasons {
 		out = append(out, string(r))
 	}
 	return append(out, ReasonOther)
@@ -61,13 +61,13 @@ func (c *Collector) collectCounts(ch chan<- prometheus.Metric) {
 			return
 		}
 	}
-	for _, s := range lifecycle.Sources {
-		for _, a := range lifecycle.Actions {
-			c.emit(ch, c.outcomes, prometheus.CounterValue, float64(counts[lifecycle.OutcomeCount(s, a)]), string(s), string(a))
+	for _, s := range vocab.Sources {
+		for _, a := range vocab.Actions {
+			c.emit(ch, c.outcomes, prometheus.CounterValue, float64(counts[vocab.OutcomeCount(s, a)]), string(s), string(a))
 		}
 	}
 	for _, k := range []snapshot.Kind{snapshot.Begin, snapshot.End} {
-		c.emit(ch, c.snapshotsWritten, prometheus.CounterValue, float64(counts[lifecycle.SnapshotCount(k)]), string(k))
+		c.emit(ch, c.snapshotsWritten, prometheus.CounterValue, float64(counts[vocab.SnapshotCount(k)]), string(k))
 	}
 	// Failures by reason; a reason this version does not know (a newer writer) is "other".
 	byReason := map[string]uint64{}
@@ -75,7 +75,7 @@ func (c *Collector) collectCounts(ch chan<- prometheus.Metric) {
 		byReason[r] = 0
 	}
 	for name, n := range counts {
-		r, ok := strings.CutPrefix(name, lifecycle.FailurePrefix)
+		r, ok := strings.CutPrefix(name, vocab.FailurePrefix)
 		if !ok {
 			continue
 		}

@@ -22,6 +22,7 @@ import (
 	"github.com/resctrl-mon/resctrl-mon/lib/lifecycle"
 	"github.com/resctrl-mon/resctrl-mon/lib/logging"
 	"github.com/resctrl-mon/resctrl-mon/lib/ocistate"
+	"github.com/resctrl-mon/resctrl-mon/lib/vocab"
 )
 
 // Stages, spelt as in the OCI runtime spec.
@@ -71,7 +72,7 @@ func Run(start time.Time, w *Worker, stage string, stdin io.Reader, stderr io.Wr
 
 	type result struct {
 		out    lifecycle.Outcome
-		action lifecycle.Action
+		action vocab.Action
 		err    error
 	}
 	var id atomic.Value    // the container id, once stdin is read
@@ -89,7 +90,7 @@ func Run(start time.Time, w *Worker, stage string, stdin io.Reader, stderr io.Wr
 			err = fmt.Errorf("unknown stage %q (want %s or %s)", stage, CreateRuntime, Poststop)
 		}
 		if err != nil {
-			done <- result{lifecycle.Outcome{Container: st.ID}, lifecycle.Failed, err}
+			done <- result{lifecycle.Outcome{Container: st.ID}, vocab.Failed, err}
 			return
 		}
 		if stage == CreateRuntime {
@@ -108,7 +109,7 @@ func Run(start time.Time, w *Worker, stage string, stdin io.Reader, stderr io.Wr
 			err = w.send(request{Stage: stage, State: st, Config: cfg, Deadline: deadline.Add(-tail)})
 		}
 		if err != nil {
-			done <- result{lifecycle.Outcome{Container: st.ID}, lifecycle.Failed, err}
+			done <- result{lifecycle.Outcome{Container: st.ID}, vocab.Failed, err}
 			return
 		}
 		out, action, err := w.wait(func(g string) { group.Store(g) })
@@ -131,7 +132,7 @@ func Run(start time.Time, w *Worker, stage string, stdin io.Reader, stderr io.Wr
 				log.Warn("budget: could not mark the pod late-assigned; the worker or reconcile will", "container", c, "err", merr)
 			}
 		}
-		r = result{lifecycle.Outcome{Container: c}, lifecycle.Failed, fmt.Errorf("%w: %s of the %s budget passed before the %s hook finished "+
+		r = result{lifecycle.Outcome{Container: c}, vocab.Failed, fmt.Errorf("%w: %s of the %s budget passed before the %s hook finished "+
 			"(resctrl or the runtime's input is too slow; the rest is kept to report); the container is recorded and its placement completes later",
 			ErrBudget, budget-tail, budget, stage)}
 	}
@@ -163,7 +164,7 @@ func handle(stage string, st specs.State, cfg config.Config, log *slog.Logger, o
 	if err != nil {
 		return lifecycle.Outcome{Container: st.ID}, err
 	}
-	m.CountAs(lifecycle.SourceHook)
+	m.CountAs(vocab.SourceHook)
 	if stage == CreateRuntime {
 		return create(m, st, onGroup)
 	}

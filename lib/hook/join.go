@@ -20,6 +20,7 @@ import (
 	"github.com/resctrl-mon/resctrl-mon/lib/lifecycle"
 	"github.com/resctrl-mon/resctrl-mon/lib/resctrlfs"
 	"github.com/resctrl-mon/resctrl-mon/lib/state"
+	"github.com/resctrl-mon/resctrl-mon/lib/vocab"
 )
 
 // errNotJoin: the group a join expected is gone; the worker places the container.
@@ -46,7 +47,7 @@ func join(st specs.State, cfg config.Config, log *slog.Logger, deadline, end tim
 	if err != nil {
 		return out, nil, false
 	}
-	m.CountAs(lifecycle.SourceHook)
+	m.CountAs(vocab.SourceHook)
 	// A container refused before resctrl is the worker's to refuse, after its mount check,
 	// as before: nothing is recorded here.
 	p, out, err := placement(st, func(string, error) error { return errNotJoin })

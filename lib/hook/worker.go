@@ -18,6 +18,7 @@ import (
 	"github.com/resctrl-mon/resctrl-mon/lib/config"
 	"github.com/resctrl-mon/resctrl-mon/lib/lifecycle"
 	"github.com/resctrl-mon/resctrl-mon/lib/logging"
+	"github.com/resctrl-mon/resctrl-mon/lib/vocab"
 )
 
 // WorkerArg is the only argument of the hook's worker: the hook's own binary, started by the
@@ -48,7 +49,7 @@ type message struct {
 // a process; Action carries what the front end needs of it).
 type reply struct {
 	Outcome lifecycle.Outcome `json:"outcome"`
-	Action  lifecycle.Action  `json:"action"`
+	Action  vocab.Action      `json:"action"`
 	Err     string            `json:"err,omitempty"`
 }
 
@@ -160,13 +161,13 @@ func (w *Worker) send(req request) error {
 
 // wait reads the worker's messages until it is done, calling onGroup with the pod's group
 // when it is known. A worker that ends without a reply is a failure, with its exit status.
-func (w *Worker) wait(onGroup func(string)) (lifecycle.Outcome, lifecycle.Action, error) {
+func (w *Worker) wait(onGroup func(string)) (lifecycle.Outcome, vocab.Action, error) {
 	defer w.reply.Close()
 	dec := json.NewDecoder(w.reply)
 	for {
 		var m message
 		if err := dec.Decode(&m); err != nil {
-			return lifecycle.Outcome{}, lifecycle.Failed, errors.Join(fmt.Errorf("the hook's worker ended without a reply: %w", err), w.cmd.Wait())
+			return lifecycle.Outcome{}, vocab.Failed, errors.Join(fmt.Errorf("the hook's worker ended without a reply: %w", err), w.cmd.Wait())
 		}
 		if m.Group != "" {
 			onGroup(m.Group)

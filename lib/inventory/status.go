@@ -17,7 +17,7 @@ type Status struct {
 	Failures map[string]int  `json:"failures"` // by reason, over the last FailureWindow
 	Recent   []state.Failure `json:"recentFailures"`
 	// Counts are what the front ends counted since the state dir was made (boot, on tmpfs):
-	// "hook.created", "adapter.joined", "snapshot.end", ... (lifecycle.OutcomeCount).
+	// "hook.created", "adapter.joined", "snapshot.end", ... (vocab.OutcomeCount).
 	Counts map[string]uint64 `json:"counts"`
 	// MBM is the kernel's bandwidth counter assignment (Linux ≥ 6.18); nil on older kernels.
 	MBM *resctrlfs.Assignment `json:"mbmAssignment,omitempty"`

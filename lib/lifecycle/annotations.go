@@ -3,6 +3,7 @@ package lifecycle
 import (
 	"github.com/resctrl-mon/resctrl-mon/lib/config"
 	"github.com/resctrl-mon/resctrl-mon/lib/identity"
+	"github.com/resctrl-mon/resctrl-mon/lib/vocab"
 )
 
 // A pod's author sets its annotations, not the node's admin: on a node shared by tenants the
@@ -42,7 +43,7 @@ func mbmWanted(cfg config.Config, idn identity.Identity, annotations map[string]
 func (m *Manager) annotationRefused(p Placement, annotation string) {
 	m.log.Warn("annotation not honoured in this namespace", "annotation", annotation, "container", p.ContainerID,
 		"pod", p.Pod.PodUID, "namespace", p.Pod.Namespace)
-	if err := m.store.Count(FailureCount(FailAnnotation)); err != nil {
+	if err := m.store.Count(vocab.FailureCount(vocab.FailAnnotation)); err != nil {
 		m.log.Warn("counting a refused annotation", "err", err)
 	}
 }

@@ -7,6 +7,7 @@ import (
 
 	"github.com/resctrl-mon/resctrl-mon/lib/config"
 	"github.com/resctrl-mon/resctrl-mon/lib/identity"
+	"github.com/resctrl-mon/resctrl-mon/lib/vocab"
 )
 
 // parseConfig is the config a node's file gives: the namespace lists are set as an admin
@@ -72,12 +73,12 @@ func TestRefusedAnnotationsAreCounted(t *testing.T) {
 	pid := os.Getpid()
 	hidden := crio(podA, sbA) // namespace default
 	hidden["resctrl-mon.io/disable"] = "true"
-	if out, err := e.create("a1", pid, hidden); err != nil || out.Action != Created {
+	if out, err := e.create("a1", pid, hidden); err != nil || out.Action != vocab.Created {
 		t.Fatalf("opted out outside infra: %+v, %v, want created", out, err)
 	}
 	greedy := fakeCrio(podB)
 	greedy["resctrl-mon.io/bandwidth"] = "true"
-	if out, err := e.create("b1", pid, greedy); err != nil || out.Action != Created {
+	if out, err := e.create("b1", pid, greedy); err != nil || out.Action != vocab.Created {
 		t.Fatalf("bandwidth outside infra: %+v, %v, want created", out, err)
 	}
 	r, ok, err := e.m.Store().Load(podB)
@@ -104,7 +105,7 @@ func TestRefusedAnnotationsAreCounted(t *testing.T) {
 		t.Errorf("record of the pod asking for bandwidth in infra: %+v, %v, %v; want MBMWanted", r, ok, err)
 	}
 	hidden[identity.CRIOPodNamespace] = "infra"
-	if out, err := e2.create("a1", pid, hidden); err != nil || out.Action != Skipped {
+	if out, err := e2.create("a1", pid, hidden); err != nil || out.Action != vocab.Skipped {
 		t.Errorf("opted out in infra: %+v, %v, want skipped", out, err)
 	}
 	if counts, _ := e2.m.Store().Counts(); counts["failure.annotation"] != 0 {

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/resctrl-mon/resctrl-mon/lib/config"
+	"github.com/resctrl-mon/resctrl-mon/lib/vocab"
 )
 
 // Every outcome a front end gets is counted once under its source, refusals and failures
@@ -19,24 +20,24 @@ func TestOutcomesAreCountedBySource(t *testing.T) {
 		c.SnapshotDir = t.TempDir()
 	})
 	fake.keep = false // the containers' processes are this test's own
-	e.m.CountAs(SourceHook)
+	e.m.CountAs(vocab.SourceHook)
 	pid, b1 := os.Getpid(), e.proc()
 	steps := []struct {
 		do    func() (Outcome, error)
-		want  Action
+		want  vocab.Action
 		again bool // a repeat, which says what it found but counts nothing
 	}{
-		{func() (Outcome, error) { return e.create("c1", pid, crio(podA, sbA)) }, Created, false},
-		{func() (Outcome, error) { return e.create("c2", pid, crio(podA, sbA)) }, Joined, false},
-		{func() (Outcome, error) { return e.create("c3", pid, crio(podA, sbB)) }, Refused, false},        // another live sandbox
-		{func() (Outcome, error) { return e.place("c4", pid, crio(podA, sbA), "gold") }, Refused, false}, // another class
-		{func() (Outcome, error) { return e.create("b1", b1, fakeCrio(podB)) }, Pending, false},          // the one RMID is podA's
-		{func() (Outcome, error) { return e.create("c5", -1, crio(podA, sbA)) }, Failed, false},          // bad input
-		{func() (Outcome, error) { return Outcome{}, e.m.Refuse("c6", errors.New("no pod uid")) }, Refused, false},
-		{func() (Outcome, error) { return e.stop("c1", crio(podA, sbA)), nil }, Left, false},
-		{func() (Outcome, error) { return e.stop("c1", crio(podA, sbA)), nil }, Left, true}, // NRI's RemoveContainer after StopContainer
-		{func() (Outcome, error) { return e.stop("c2", crio(podA, sbA)), nil }, Idle, false},
-		{func() (Outcome, error) { return e.m.EndPod(PodEnd{PodUID: podA}) }, Removed, false},
+		{func() (Outcome, error) { return e.create("c1", pid, crio(podA, sbA)) }, vocab.Created, false},
+		{func() (Outcome, error) { return e.create("c2", pid, crio(podA, sbA)) }, vocab.Joined, false},
+		{func() (Outcome, error) { return e.create("c3", pid, crio(podA, sbB)) }, vocab.Refused, false},        // another live sandbox
+		{func() (Outcome, error) { return e.place("c4", pid, crio(podA, sbA), "gold") }, vocab.Refused, false}, // another class
+		{func() (Outcome, error) { return e.create("b1", b1, fakeCrio(podB)) }, vocab.Pending, false},          // the one RMID is podA's
+		{func() (Outcome, error) { return e.create("c5", -1, crio(podA, sbA)) }, vocab.Failed, false},          // bad input
+		{func() (Outcome, error) { return Outcome{}, e.m.Refuse("c6", errors.New("no pod uid")) }, vocab.Refused, false},
+		{func() (Outcome, error) { return e.stop("c1", crio(podA, sbA)), nil }, vocab.Left, false},
+		{func() (Outcome, error) { return e.stop("c1", crio(podA, sbA)), nil }, vocab.Left, true}, // NRI's RemoveContainer after StopContainer
+		{func() (Outcome, error) { return e.stop("c2", crio(podA, sbA)), nil }, vocab.Idle, false},
+		{func() (Outcome, error) { return e.m.EndPod(PodEnd{PodUID: podA}) }, vocab.Removed, false},
 	}
 	want := map[string]uint64{}
 	for i, s := range steps {
@@ -55,7 +56,7 @@ func TestOutcomesAreCountedBySource(t *testing.T) {
 		t.Fatalf("failures: %v, %v", fails, err)
 	}
 	for _, f := range fails {
-		want[FailureCount(FailureReason(f.Reason))]++
+		want[vocab.FailureCount(vocab.FailureReason(f.Reason))]++
 	}
 	got, err := e.m.Store().Counts()
 	if err != nil {
@@ -68,7 +69,7 @@ func TestOutcomesAreCountedBySource(t *testing.T) {
 	// Reconcile counts its steps under its own source, and a dry run counts nothing: the
 	// pending pod's container died without a departure, so its pod goes idle.
 	crash(t, b1)
-	e.m.CountAs(SourceReconcile)
+	e.m.CountAs(vocab.SourceReconcile)
 	if _, err := e.m.Reconcile(nil, ReconcileOptions{DryRun: true}); err != nil {
 		t.Fatal(err)
 	}

@@ -10,6 +10,7 @@ import (
 
 	"github.com/resctrl-mon/resctrl-mon/lib/config"
 	"github.com/resctrl-mon/resctrl-mon/lib/identity"
+	"github.com/resctrl-mon/resctrl-mon/lib/vocab"
 )
 
 // The decisions below run on the in-memory resctrl: no root, no FUSE. The simulator tests
@@ -20,18 +21,18 @@ func TestDecidePodLifetimeAndRetention(t *testing.T) {
 	e, fake := newFakeEnv(t, 8, func(c *config.Config) { c.Retention = config.Duration(time.Minute) })
 	fake.keep = false
 	pid := os.Getpid()
-	for id, want := range map[string]Action{"c1": Created} {
+	for id, want := range map[string]vocab.Action{"c1": vocab.Created} {
 		if out, err := e.create(id, pid, fakeCrio(podA)); err != nil || out.Action != want {
 			t.Fatalf("%s: %+v, %v", id, out, err)
 		}
 	}
-	if out, err := e.create("c2", pid, fakeCrio(podA)); err != nil || out.Action != Joined {
+	if out, err := e.create("c2", pid, fakeCrio(podA)); err != nil || out.Action != vocab.Joined {
 		t.Fatalf("c2: %+v, %v", out, err)
 	}
-	if o := e.stop("c1", fakeCrio(podA)); o.Action != Left {
+	if o := e.stop("c1", fakeCrio(podA)); o.Action != vocab.Left {
 		t.Errorf("first stop: %+v", o)
 	}
-	if o := e.stop("c2", fakeCrio(podA)); o.Action != Idle {
+	if o := e.stop("c2", fakeCrio(podA)); o.Action != vocab.Idle {
 		t.Errorf("last stop: %+v", o)
 	}
 	e.now = e.now.Add(30 * time.Second)
@@ -53,12 +54,12 @@ func TestDecidePendingPodCompletedWhole(t *testing.T) {
 	if _, err := e.create("a1", pa, fakeCrio(podA)); err != nil {
 		t.Fatal(err)
 	}
-	if out, err := e.create("b1", p1, fakeCrio(podB)); !errors.Is(err, ErrNoRMIDs) || out.Action != Pending {
+	if out, err := e.create("b1", p1, fakeCrio(podB)); !errors.Is(err, ErrNoRMIDs) || out.Action != vocab.Pending {
 		t.Fatalf("b1: %+v, %v", out, err)
 	}
 	crash(t, pa)
 	e.stop("a1", fakeCrio(podA)) // frees the RMID (retention 0)
-	if out, err := e.create("b2", e.proc(), fakeCrio(podB)); err != nil || out.Action != Created {
+	if out, err := e.create("b2", e.proc(), fakeCrio(podB)); err != nil || out.Action != vocab.Created {
 		t.Fatalf("b2: %+v, %v", out, err)
 	}
 	tasks, _ := fake.Tasks("mon_groups/" + podB)
@@ -76,16 +77,16 @@ func TestDecideSandbox(t *testing.T) {
 	fake.keep = false
 	sb := crio(podA, sbA)
 	sb[identity.CRIOContainerType] = "sandbox"
-	if out, err := e.create(sbA, os.Getpid(), sb); err != nil || out.Action != Skipped || fake.count() != 0 {
+	if out, err := e.create(sbA, os.Getpid(), sb); err != nil || out.Action != vocab.Skipped || fake.count() != 0 {
 		t.Fatalf("sandbox placed: %+v, %v", out, err)
 	}
 	if _, err := e.create("app", os.Getpid(), crio(podA, sbA)); err != nil {
 		t.Fatal(err)
 	}
-	if out, err := e.m.EndPod(PodEnd{PodUID: podA, SandboxID: sbB}); err != nil || out.Action != Kept || fake.count() != 1 {
+	if out, err := e.m.EndPod(PodEnd{PodUID: podA, SandboxID: sbB}); err != nil || out.Action != vocab.Kept || fake.count() != 1 {
 		t.Errorf("the end of another sandbox of the pod: %+v, %v", out, err)
 	}
-	if out := e.stop(sbA, sb); out.Action != Removed || fake.count() != 0 {
+	if out := e.stop(sbA, sb); out.Action != vocab.Removed || fake.count() != 0 {
 		t.Errorf("sandbox's departure: %+v", out)
 	}
 }
@@ -157,7 +158,7 @@ func TestDecideDepartureWithoutGroup(t *testing.T) {
 			}
 		}, "no group of ours"},
 		{"opted out", optedOut, func(e *env, _ *fakeResctrl) {
-			if out, err := e.create("c1", os.Getpid(), optedOut); err != nil || out.Action != Skipped {
+			if out, err := e.create("c1", os.Getpid(), optedOut); err != nil || out.Action != vocab.Skipped {
 				t.Fatalf("an opted-out container: %+v, %v", out, err)
 			}
 		}, "not monitored: opted out by resctrl-mon.io/disable"},
@@ -168,7 +169,7 @@ func TestDecideDepartureWithoutGroup(t *testing.T) {
 			fake.keep = false
 			c.before(e, fake)
 			out := e.stop("c1", c.ann)
-			if out.Action != Skipped || out.Pod != podA || !strings.Contains(out.Detail, c.detail) {
+			if out.Action != vocab.Skipped || out.Pod != podA || !strings.Contains(out.Detail, c.detail) {
 				t.Errorf("departure: %+v, want skipped, pod %s, detail with %q", out, podA, c.detail)
 			}
 		})

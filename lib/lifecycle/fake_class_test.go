@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/intel/goresctrl/pkg/monitor"
+	"github.com/resctrl-mon/resctrl-mon/lib/vocab"
 )
 
 // The fake refuses what the kernel refuses between classes (the simulator's
@@ -81,7 +82,7 @@ func TestFakePlaceClassed(t *testing.T) {
 				}
 				return
 			}
-			if err != nil || out.Action != Created || out.Group != group {
+			if err != nil || out.Action != vocab.Created || out.Group != group {
 				t.Fatalf("placed %+v, %v; want created in %s", out, err, group)
 			}
 			tasks, _ := fake.Tasks(group)
@@ -103,7 +104,7 @@ func TestFakeJoinClassed(t *testing.T) {
 	e, fake := newFakeEnv(t, 8, nil)
 	first, joiner := e.proc(), os.Getpid()
 	fake.joinClass(first, "gold")
-	if out, err := e.place("c1", first, crio(podA, sbA), "gold"); err != nil || out.Action != Created {
+	if out, err := e.place("c1", first, crio(podA, sbA), "gold"); err != nil || out.Action != vocab.Created {
 		t.Fatalf("the pod's first container: %+v, %v", out, err)
 	}
 	_, err := e.place("c2", joiner, crio(podA, sbA), "gold")
@@ -114,7 +115,7 @@ func TestFakeJoinClassed(t *testing.T) {
 		t.Errorf("the group holds %v: want %d and not %d", tasks, first, joiner)
 	}
 	fake.joinClass(joiner, "gold")
-	if out, err := e.place("c2", joiner, crio(podA, sbA), "gold"); err != nil || out.Action != Joined {
+	if out, err := e.place("c2", joiner, crio(podA, sbA), "gold"); err != nil || out.Action != vocab.Joined {
 		t.Errorf("the joiner in the class: %+v, %v", out, err)
 	}
 	if tasks, _ := fake.Tasks("gold/mon_groups/" + podA); !tasks[joiner] {

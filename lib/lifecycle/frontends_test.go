@@ -8,6 +8,7 @@ import (
 	"github.com/resctrl-mon/resctrl-mon/lib/config"
 	"github.com/resctrl-mon/resctrl-mon/lib/container"
 	"github.com/resctrl-mon/resctrl-mon/lib/identity"
+	"github.com/resctrl-mon/resctrl-mon/lib/vocab"
 	"github.com/resctrl-mon/resctrl-mon/test/proctest"
 	"github.com/resctrl-mon/resctrl-mon/test/resctrlsim"
 )
@@ -24,13 +25,13 @@ func TestPlaceTwiceIsOnePlacement(t *testing.T) {
 	p := e.proc()
 	group := "mon_groups/" + podA
 	first, err := e.create("c1", p, crio(podA, sbA))
-	if err != nil || first.Action != Created {
+	if err != nil || first.Action != vocab.Created {
 		t.Fatalf("first: %+v, %v", first, err)
 	}
 	rmid := e.sim.RMID(group)
 	again, err := e.m.Place(Placement{ContainerID: "c1", Pid: p, Pod: identity.Identity{Runtime: identity.NRI, PodUID: podA, SandboxID: sbA,
 		Namespace: "default", PodName: "web"}})
-	if err != nil || again.Action != Joined || again.Detail == "" {
+	if err != nil || again.Action != vocab.Joined || again.Detail == "" {
 		t.Fatalf("second placement of the same init: %+v, %v; want joined, saying it was placed already", again, err)
 	}
 	rec, ok, err := e.m.Store().Load(podA)
@@ -60,7 +61,7 @@ func TestLatePlacementMovesTheWholeCgroup(t *testing.T) {
 	in.Release(t)
 	in.WaitLine(t, "ready")
 	out, err := e.m.Place(Placement{ContainerID: "c1", Pid: in.Pid, Pod: identity.Identity{Runtime: identity.NRI, PodUID: podA, SandboxID: sbA}, Late: true})
-	if err != nil || out.Action != Created {
+	if err != nil || out.Action != vocab.Created {
 		t.Fatalf("late placement: %+v, %v", out, err)
 	}
 	want := in.Tasks(t)
@@ -95,7 +96,7 @@ func TestSecondDepartureKeepsTheIdleClock(t *testing.T) {
 	crash(t, p)
 	e.stop("c1", crio(podA, sbA))
 	e.now = e.now.Add(40 * time.Second)
-	if o := e.stop("c1", crio(podA, sbA)); o.Action != Idle {
+	if o := e.stop("c1", crio(podA, sbA)); o.Action != vocab.Idle {
 		t.Fatalf("second departure: %+v", o)
 	}
 	e.now = e.now.Add(30 * time.Second)
@@ -117,7 +118,7 @@ func TestReconcileWithGivenIdentity(t *testing.T) {
 	sbIdn.Sandbox = true
 	live := []container.Container{{ID: "c1", Pid: in.Pid, Pod: &idn}, {ID: sbA, Pid: sandbox.Pid, Pod: &sbIdn}}
 	acts, err := e.m.Reconcile(live, ReconcileOptions{})
-	if err != nil || len(acts) != 1 || acts[0].Action != Created {
+	if err != nil || len(acts) != 1 || acts[0].Action != vocab.Created {
 		t.Fatalf("reconcile: %+v, %v", acts, err)
 	}
 	got := e.tasks("mon_groups/" + podA)

@@ -11,6 +11,7 @@ import (
 	"github.com/resctrl-mon/resctrl-mon/lib/config"
 	"github.com/resctrl-mon/resctrl-mon/lib/identity"
 	"github.com/resctrl-mon/resctrl-mon/lib/resctrlfs"
+	"github.com/resctrl-mon/resctrl-mon/lib/vocab"
 	"github.com/resctrl-mon/resctrl-mon/test/bench"
 	"github.com/resctrl-mon/resctrl-mon/test/proctest"
 	"github.com/resctrl-mon/resctrl-mon/test/resctrlsim"
@@ -55,7 +56,7 @@ func BenchmarkJoinLifecycle(b *testing.B) {
 	life := func(m *Manager, id string) time.Duration {
 		pid, end := proctest.Asleep(b)
 		t0 := time.Now()
-		if out, err := m.Place(Placement{ContainerID: id, Pid: pid, Pod: idn, Annotations: crio(podA, sbA)}); err != nil || out.Action != Joined {
+		if out, err := m.Place(Placement{ContainerID: id, Pid: pid, Pod: idn, Annotations: crio(podA, sbA)}); err != nil || out.Action != vocab.Joined {
 			b.Fatalf("%s: %+v, %v", id, out, err)
 		}
 		d := time.Since(t0)

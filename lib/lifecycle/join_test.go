@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/resctrl-mon/resctrl-mon/lib/procfs"
+	"github.com/resctrl-mon/resctrl-mon/lib/vocab"
 	"github.com/resctrl-mon/resctrl-mon/test/resctrlsim"
 )
 
@@ -61,14 +62,14 @@ func TestDecideJoinWritesTasksOnce(t *testing.T) {
 	}
 	e.m = m
 	pid := os.Getpid() // a Go process: several threads
-	if out, err := e.create("c1", pid, fakeCrio(podA)); err != nil || out.Action != Created {
+	if out, err := e.create("c1", pid, fakeCrio(podA)); err != nil || out.Action != vocab.Created {
 		t.Fatalf("c1: %+v, %v", out, err)
 	}
 	if assigns, writes := rs.reset(); assigns != 0 || len(writes) != 1 || writes[0][0] != pid {
 		t.Errorf("the pod's first container: %d class-checked assigns and tasks-file passes %v, want 0 and one, the leader %d first", assigns, writes, pid)
 	}
 	out, err := e.create("c2", pid, fakeCrio(podA))
-	if err != nil || out.Action != Joined {
+	if err != nil || out.Action != vocab.Joined {
 		t.Fatalf("c2: %+v, %v", out, err)
 	}
 	assigns, writes := rs.reset()
@@ -114,7 +115,7 @@ func TestJoinRefusedOutsideTheClass(t *testing.T) {
 			into(c.class, first)
 			into(c.initIn, joiner)
 			group := GroupPath(c.class, podA)
-			if out, err := e.place("c1", first, crio(podA, sbA), c.class); err != nil || out.Action != Created {
+			if out, err := e.place("c1", first, crio(podA, sbA), c.class); err != nil || out.Action != vocab.Created {
 				t.Fatalf("the pod's first container: %+v, %v", out, err)
 			}
 			out, err := e.place("c2", joiner, crio(podA, sbA), c.class)
@@ -152,13 +153,13 @@ func TestJoinClassedMultiThreadedInit(t *testing.T) {
 	}
 	first := e.proc()
 	into(first)
-	if out, err := e.place("c1", first, crio(podA, sbA), "gold"); err != nil || out.Action != Created {
+	if out, err := e.place("c1", first, crio(podA, sbA), "gold"); err != nil || out.Action != vocab.Created {
 		t.Fatalf("the pod's first container: %+v, %v", out, err)
 	}
 	p := threadedInit(t)
 	into(p)
 	out, err := e.place("c2", p, crio(podA, sbA), "gold")
-	if err != nil || out.Action != Joined || out.Threads < 1 || !strings.Contains(out.Detail, "outside class gold") {
+	if err != nil || out.Action != vocab.Joined || out.Threads < 1 || !strings.Contains(out.Detail, "outside class gold") {
 		t.Fatalf("a multi-threaded init joining the classed group: %+v, %v", out, err)
 	}
 	if got := e.tasks("gold/mon_groups/" + podA); !slices.Contains(got, p) || !slices.Contains(got, first) {

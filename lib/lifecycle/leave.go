@@ -8,6 +8,7 @@ import (
 	"github.com/resctrl-mon/resctrl-mon/lib/procfs"
 	"github.com/resctrl-mon/resctrl-mon/lib/snapshot"
 	"github.com/resctrl-mon/resctrl-mon/lib/state"
+	"github.com/resctrl-mon/resctrl-mon/lib/vocab"
 )
 
 // Departure is a container that is gone (the hook's poststop, NRI's RemoveContainer).
@@ -23,7 +24,7 @@ type Departure struct {
 // for the retention window, so a restart keeps the pod's RMID. A pod's sandbox leaving
 // means the pod is gone: that is EndPod.
 func (m *Manager) Leave(d Departure) (out Outcome, err error) {
-	out = Outcome{Container: d.ContainerID, Action: Skipped}
+	out = Outcome{Container: d.ContainerID, Action: vocab.Skipped}
 	if d.Pod.Sandbox {
 		out, err = m.EndPod(PodEnd{PodUID: d.Pod.PodUID, SandboxID: d.Pod.SandboxID}) // EndPod counts it
 		out.Container = d.ContainerID
@@ -51,7 +52,7 @@ func (m *Manager) Leave(d Departure) (out Outcome, err error) {
 			return out, nil
 		}
 		if o, ok := m.departed(name, d.ContainerID, out); ok {
-			again = o.Action != Skipped
+			again = o.Action != vocab.Skipped
 			return o, nil
 		}
 	}
@@ -65,7 +66,7 @@ func (m *Manager) Leave(d Departure) (out Outcome, err error) {
 		if err := m.store.UnbindContainer(d.ContainerID); err != nil {
 			return err
 		}
-		out.Action = Left
+		out.Action = vocab.Left
 		if len(tx.Rec.Containers) == 0 {
 			if tx.Rec.IdleSince == nil {
 				// A second departure of the same container (NRI sends StopContainer and
@@ -73,7 +74,7 @@ func (m *Manager) Leave(d Departure) (out Outcome, err error) {
 				now := m.now().UTC()
 				tx.Rec.IdleSince = &now
 			}
-			out.Action = Idle
+			out.Action = vocab.Idle
 			if m.cfg.Retention == 0 {
 				out.Action, out.Detail = m.remove(tx)
 				return nil
@@ -111,12 +112,12 @@ func (m *Manager) departed(name, id string, out Outcome) (Outcome, bool) {
 	if c || i || g {
 		return out, false
 	}
-	out.Group, out.Pod, out.Action = rec.Path, podOf(rec), Left
+	out.Group, out.Pod, out.Action = rec.Path, podOf(rec), vocab.Left
 	if len(rec.Containers) == 0 {
 		if rec.IdleSince == nil || m.cfg.Retention == 0 {
 			return out, false
 		}
-		out.Action = Idle
+		out.Action = vocab.Idle
 	}
 	return out, true
 }
@@ -144,7 +145,7 @@ func (m *Manager) EndPod(e PodEnd) (out Outcome, err error) {
 	if name == "" {
 		name = e.SandboxID
 	}
-	out = Outcome{Pod: e.PodUID, Action: Skipped}
+	out = Outcome{Pod: e.PodUID, Action: vocab.Skipped}
 	if name == "" || !ValidGroupName(name) {
 		return out, nil
 	}
@@ -155,7 +156,7 @@ func (m *Manager) EndPod(e PodEnd) (out Outcome, err error) {
 		}
 		out.Group, out.Pod = tx.Rec.Path, podOf(tx.Rec)
 		if e.SandboxID != "" && tx.Rec.SandboxID != "" && e.SandboxID != tx.Rec.SandboxID {
-			out.Action, out.Detail = Kept, fmt.Sprintf("the group is bound to the pod's newer sandbox %.12s", tx.Rec.SandboxID)
+			out.Action, out.Detail = vocab.Kept, fmt.Sprintf("the group is bound to the pod's newer sandbox %.12s", tx.Rec.SandboxID)
 			return nil
 		}
 		tx.Rec.SandboxEnded = true
@@ -179,34 +180,34 @@ func (m *Manager) EndPod(e PodEnd) (out Outcome, err error) {
 // then rmdir, then the record. A group that still has tasks is kept (the kernel would hand
 // them to the parent group and its counts would be lost); a failed rmdir is recorded and
 // retried, never forgotten.
-func (m *Manager) remove(tx *state.Tx) (Action, string) {
+func (m *Manager) remove(tx *state.Tx) (vocab.Action, string) {
 	rec := tx.Rec
 	tasks, exists := m.rs.Tasks(rec.Path)
 	if !exists {
 		// Gone already (re-mount, a runtime's RDT setup): nothing to free, and no .end
 		// can be read; the life's .begin is pruned as finished (its group is gone).
 		if err := tx.Delete(); err != nil {
-			return Kept, err.Error()
+			return vocab.Kept, err.Error()
 		}
-		return Removed, "group was already gone"
+		return vocab.Removed, "group was already gone"
 	}
 	// A zombie's counts are final, and poststop often comes while the container's last
 	// processes await their reaper: only tasks that can still run keep the group.
 	if n := procfs.Running(tasks); n > 0 {
-		return Kept, m.keep(tx, fmt.Sprintf("still has %d tasks", n))
+		return vocab.Kept, m.keep(tx, fmt.Sprintf("still has %d tasks", n))
 	}
 	if err := m.rs.Ensure(rec.Group, rec.Class); err != nil {
-		return Kept, m.keep(tx, err.Error())
+		return vocab.Kept, m.keep(tx, err.Error())
 	}
 	m.writeSnapshot(rec, snapshot.End)
 	if err := m.rs.Remove(rec.Group); err != nil {
-		m.recordFailure(FailRemove, rec.Path, podOf(rec), err)
-		return Kept, m.keep(tx, err.Error()+m.kernelSaysSuffix())
+		m.recordFailure(vocab.FailRemove, rec.Path, podOf(rec), err)
+		return vocab.Kept, m.keep(tx, err.Error()+m.kernelSaysSuffix())
 	}
 	if err := tx.Delete(); err != nil {
-		return Removed, err.Error()
+		return vocab.Removed, err.Error()
 	}
-	return Removed, ""
+	return vocab.Removed, ""
 }
 
 // keep saves the record with the reason removal did not happen, so it is retried.

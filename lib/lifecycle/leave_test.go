@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/resctrl-mon/resctrl-mon/lib/config"
+	"github.com/resctrl-mon/resctrl-mon/lib/vocab"
 	"github.com/resctrl-mon/resctrl-mon/test/resctrlsim"
 )
 
@@ -34,12 +35,12 @@ func TestSecondDeparture(t *testing.T) {
 				t.Fatal(err)
 			}
 		}
-		if o := e.stop("c1", crio(podA, sbA)); o.Action != Left {
+		if o := e.stop("c1", crio(podA, sbA)); o.Action != vocab.Left {
 			t.Fatalf("first departure: %+v", o)
 		}
 		before := recordFile(e)
 		o := e.stop("c1", crio(podA, sbA))
-		if o.Action != Left || o.Group != "mon_groups/"+podA || o.Pod != podA {
+		if o.Action != vocab.Left || o.Group != "mon_groups/"+podA || o.Pod != podA {
 			t.Errorf("second departure: %+v, want left from mon_groups/%s", o, podA)
 		}
 		if !os.SameFile(before, recordFile(e)) {
@@ -51,11 +52,11 @@ func TestSecondDeparture(t *testing.T) {
 		e := newEnv(t, resctrlsim.Options{}, func(c *config.Config) { c.Retention = config.Duration(time.Minute) })
 		p := e.placed("c1", crio(podA, sbA))
 		crash(t, p)
-		if o := e.stop("c1", crio(podA, sbA)); o.Action != Idle {
+		if o := e.stop("c1", crio(podA, sbA)); o.Action != vocab.Idle {
 			t.Fatalf("first departure: %+v", o)
 		}
 		before := recordFile(e)
-		if o := e.stop("c1", crio(podA, sbA)); o.Action != Idle || o.Group != "mon_groups/"+podA {
+		if o := e.stop("c1", crio(podA, sbA)); o.Action != vocab.Idle || o.Group != "mon_groups/"+podA {
 			t.Errorf("second departure: %+v, want idle", o)
 		}
 		if !os.SameFile(before, recordFile(e)) {
@@ -67,11 +68,11 @@ func TestSecondDeparture(t *testing.T) {
 		e := newEnv(t, resctrlsim.Options{}, func(c *config.Config) { c.Retention = 0 })
 		p := e.placed("c1", crio(podA, sbA))
 		// The init still runs at the first departure: the group keeps it.
-		if o := e.stop("c1", crio(podA, sbA)); o.Action != Kept {
+		if o := e.stop("c1", crio(podA, sbA)); o.Action != vocab.Kept {
 			t.Fatalf("first departure with the init running: %+v", o)
 		}
 		crash(t, p)
-		if o := e.stop("c1", crio(podA, sbA)); o.Action != Removed || e.exists("mon_groups/"+podA) {
+		if o := e.stop("c1", crio(podA, sbA)); o.Action != vocab.Removed || e.exists("mon_groups/"+podA) {
 			t.Errorf("second departure: %+v, want the group removed", o)
 		}
 	})
@@ -86,7 +87,7 @@ func TestSecondDeparture(t *testing.T) {
 		if err := e.m.Store().UnbindContainer("c1"); err != nil {
 			t.Fatal(err)
 		}
-		if o := e.stop("c1", crio(podA, sbA)); o.Action != Left {
+		if o := e.stop("c1", crio(podA, sbA)); o.Action != vocab.Left {
 			t.Errorf("departure: %+v", o)
 		}
 		rec, _, _ := e.m.Store().Load(podA)

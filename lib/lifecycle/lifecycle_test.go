@@ -18,6 +18,7 @@ import (
 	"github.com/resctrl-mon/resctrl-mon/lib/identity"
 	"github.com/resctrl-mon/resctrl-mon/lib/procfs"
 	"github.com/resctrl-mon/resctrl-mon/lib/snapshot"
+	"github.com/resctrl-mon/resctrl-mon/lib/vocab"
 	"github.com/resctrl-mon/resctrl-mon/test/resctrlsim"
 	"github.com/resctrl-mon/resctrl-mon/test/simenv"
 )
@@ -491,7 +492,7 @@ func TestSandboxStopEndsThePod(t *testing.T) {
 	sandbox[identity.CRIOContainerType] = "sandbox"
 	ps, pc := e.proc(), e.proc()
 	// The sandbox is never in the pod's group (nor in one of its own).
-	if out, err := e.create(sbA, ps, sandbox); err != nil || out.Action != Skipped {
+	if out, err := e.create(sbA, ps, sandbox); err != nil || out.Action != vocab.Skipped {
 		t.Fatalf("sandbox: %+v, %v", out, err)
 	}
 	if _, err := e.create("app", pc, crio(podA, sbA)); err != nil {
@@ -516,7 +517,7 @@ func TestRecreatedGroupIsANewLife(t *testing.T) {
 	}
 	e.sim.Reset()
 	e.now = e.now.Add(time.Second)
-	if out, err := e.create("c2", e.proc(), crio(podA, sbA)); err != nil || out.Action != Created {
+	if out, err := e.create("c2", e.proc(), crio(podA, sbA)); err != nil || out.Action != vocab.Created {
 		t.Fatalf("after the group vanished: %+v, %v", out, err)
 	}
 	names, err := snapshot.List(e.cfg.SnapshotDir)
@@ -543,7 +544,7 @@ func TestBeginOfAVanishedGroupIsPruned(t *testing.T) {
 	p := e.placed("c1", crio(podA, sbA))
 	crash(t, p)
 	e.sim.Reset() // the group vanishes behind our back
-	if o := e.stop("c1", crio(podA, sbA)); o.Action != Removed {
+	if o := e.stop("c1", crio(podA, sbA)); o.Action != vocab.Removed {
 		t.Fatalf("stop: %+v", o)
 	}
 	if names, _ := snapshot.List(e.cfg.SnapshotDir); len(names) != 1 || names[0].Kind != snapshot.Begin {

@@ -27,6 +27,7 @@ import (
 	"github.com/resctrl-mon/resctrl-mon/lib/permission"
 	"github.com/resctrl-mon/resctrl-mon/lib/resctrlfs"
 	"github.com/resctrl-mon/resctrl-mon/lib/state"
+	"github.com/resctrl-mon/resctrl-mon/lib/vocab"
 )
 
 var (
@@ -57,7 +58,7 @@ type Manager struct {
 	// cg reads which cgroups processes are in (the host's /proc).
 	cg cgroup.Host
 	// source is the front end whose outcomes this manager counts.
-	source Source
+	source vocab.Source
 	// counters reads groups' mon_data (snapshots, the counter policy), listed once for all.
 	counters resctrlfs.MonReader
 }
@@ -77,19 +78,19 @@ func NewWith(cfg config.Config, log *slog.Logger, rs resctrlfs.Groups) (*Manager
 	if err != nil {
 		return nil, err
 	}
-	return &Manager{cfg: cfg, store: store, rs: rs, log: log, now: time.Now, source: SourceOther}, nil
+	return &Manager{cfg: cfg, store: store, rs: rs, log: log, now: time.Now, source: vocab.SourceOther}, nil
 }
 
 // CountAs names the front end whose outcomes this manager counts.
-func (m *Manager) CountAs(s Source) { m.source = s }
+func (m *Manager) CountAs(s vocab.Source) { m.source = s }
 
 // count adds one to what this front end did, in the state dir where the exporter reads it.
 // Counting never fails a call: a count that cannot be written is logged.
-func (m *Manager) count(a Action) {
+func (m *Manager) count(a vocab.Action) {
 	if a == "" {
 		return
 	}
-	if err := m.store.Count(OutcomeCount(m.source, a)); err != nil {
+	if err := m.store.Count(vocab.OutcomeCount(m.source, a)); err != nil {
 		m.log.Warn("counting an outcome", "err", err)
 	}
 }
@@ -122,7 +123,7 @@ type Outcome struct {
 	Container string
 	Pod       string
 	Group     string // path below the resctrl root
-	Action    Action
+	Action    vocab.Action
 	Threads   int // threads moved
 	Detail    string
 }
@@ -159,7 +160,7 @@ func noRMID(err error) bool {
 
 // recordFailure logs a failure and keeps it for status. subject is the container id when
 // there is one, else the group; pod is the pod's UID or group name when known.
-func (m *Manager) recordFailure(reason FailureReason, subject, pod string, err error) {
+func (m *Manager) recordFailure(reason vocab.FailureReason, subject, pod string, err error) {
 	// A refused write says whether an LSM or a missing capability refused it: which knob
 	// the operator turns.
 	err = permission.Explain(err, permission.Self())
@@ -168,7 +169,7 @@ func (m *Manager) recordFailure(reason FailureReason, subject, pod string, err e
 		Error: strings.TrimSpace(err.Error())}); serr != nil {
 		m.log.Warn("recording a failure", "err", serr)
 	}
-	if serr := m.store.Count(FailureCount(reason)); serr != nil {
+	if serr := m.store.Count(vocab.FailureCount(reason)); serr != nil {
 		m.log.Warn("counting a failure", "err", serr)
 	}
 }
@@ -176,7 +177,7 @@ func (m *Manager) recordFailure(reason FailureReason, subject, pod string, err e
 // Refuse records a container whose front end could not establish its pod (its identity
 // did not add up) and returns the error to report, wrapping ErrSpoofed.
 func (m *Manager) Refuse(containerID string, err error) error {
-	m.recordFailure(FailIdentity, containerID, "", err)
-	m.count(Refused)
+	m.recordFailure(vocab.FailIdentity, containerID, "", err)
+	m.count(vocab.Refused)
 	return fmt.Errorf("%w: %w", ErrSpoofed, err)
 }

@@ -16,6 +16,7 @@ import (
 	"github.com/resctrl-mon/resctrl-mon/lib/procfs"
 	"github.com/resctrl-mon/resctrl-mon/lib/snapshot"
 	"github.com/resctrl-mon/resctrl-mon/lib/state"
+	"github.com/resctrl-mon/resctrl-mon/lib/vocab"
 )
 
 // Placement is a container about to run, as any front end knows it: the OCI hook at
@@ -70,12 +71,12 @@ func (m *Manager) Place(p Placement) (out Outcome, err error) {
 		return out, fmt.Errorf("%w: no init pid (%d)", ErrBadInput, p.Pid)
 	}
 	if p.Pod.Sandbox {
-		out.Action, out.Detail = Skipped, "a pod's sandbox (infra) process is never in its group"
+		out.Action, out.Detail = vocab.Skipped, "a pod's sandbox (infra) process is never in its group"
 		return out, nil
 	}
 	name, why := groupName(m.cfg, p.ContainerID, p.Pod, p.Annotations)
 	if name == "" {
-		out.Action, out.Detail = Skipped, why
+		out.Action, out.Detail = vocab.Skipped, why
 		return out, nil
 	}
 	if a := optOutRefused(m.cfg, p.Pod, p.Annotations); a != "" {
@@ -96,7 +97,7 @@ func (m *Manager) Place(p Placement) (out Outcome, err error) {
 		return out, err
 	}
 	if err := m.stillInit(p, st); err != nil {
-		m.recordFailure(FailIdentity, p.ContainerID, out.Pod, err)
+		m.recordFailure(vocab.FailIdentity, p.ContainerID, out.Pod, err)
 		return out, errors.Join(fmt.Errorf("%w: %w", ErrSpoofed, err), m.release(p.ContainerID, name, created))
 	}
 	// The threads move outside the pod's lock: the container is in the record already, so
@@ -114,7 +115,7 @@ func (m *Manager) Place(p Placement) (out Outcome, err error) {
 		out.Threads += late
 	}
 	if err != nil {
-		m.recordFailure(FailAssign, p.ContainerID, out.Pod, err)
+		m.recordFailure(vocab.FailAssign, p.ContainerID, out.Pod, err)
 		return out, errors.Join(err, m.release(p.ContainerID, name, created))
 	}
 	return out, nil
@@ -163,7 +164,7 @@ func (m *Manager) reserve(p Placement, name string, st procfs.Stat, out *Outcome
 			// process that outlived its poststop, one the registry never knew), so this
 			// container joins that life; a failed rmdir is housekeeping's to retry, never
 			// a reason to leave a container unplaced.
-			if action, detail := m.remove(tx); action != Removed {
+			if action, detail := m.remove(tx); action != vocab.Removed {
 				m.log.Info("an expired group could not end: the container joins its life", "group", tx.Rec.Path, "detail", detail)
 				tx.Rec.RemoveFailed = ""
 			}
@@ -209,18 +210,18 @@ func (m *Manager) reserve(p Placement, name string, st procfs.Stat, out *Outcome
 		var reclaimed *Step
 		created, reclaimed, err = m.ensureGroup(tx.Rec, owned)
 		if reclaimed != nil {
-			m.count(Reclaimed)
+			m.count(vocab.Reclaimed)
 			out.Detail = fmt.Sprintf("the RMID of %s, idle longest, was reclaimed", reclaimed.Group)
 		}
 		if err != nil {
 			return m.undoReserve(tx, p.ContainerID, owned, out, err)
 		}
-		out.Action = Joined
+		out.Action = vocab.Joined
 		if again {
 			out.Detail = "already placed (by another front end or an earlier event)"
 		}
 		if created {
-			out.Action = Created
+			out.Action = vocab.Created
 			if owned {
 				// The pod's group had vanished (a re-mount, a runtime's RDT setup): a new
 				// RMID starts a new life, whose .begin must not overwrite the old one's.
@@ -253,7 +254,7 @@ func (m *Manager) undoReserve(tx *state.Tx, id string, owned bool, out *Outcome,
 		// Remember the pod so a later call or reconcile completes it.
 		tx.Rec.Pending = err.Error()
 		err = errors.Join(err, tx.Save())
-		out.Action = Pending
+		out.Action = vocab.Pending
 	case !owned:
 		// Not ours after all (a foreign group, a failed mkdir): drop the claim.
 		err = errors.Join(err, tx.Delete(), m.store.UnbindContainer(id))
@@ -261,7 +262,7 @@ func (m *Manager) undoReserve(tx *state.Tx, id string, owned bool, out *Outcome,
 		forgetContainer(&tx.Rec, id)
 		err = errors.Join(err, tx.Save(), m.store.UnbindContainer(id))
 	}
-	m.recordFailure(FailCreate, id, tx.Rec.Group, err)
+	m.recordFailure(vocab.FailCreate, id, tx.Rec.Group, err)
 	return err
 }
 
@@ -331,7 +332,7 @@ func (m *Manager) admit(tx *state.Tx, p Placement) error {
 	if idn.SandboxID != "" && rec.SandboxID != "" && idn.SandboxID != rec.SandboxID {
 		if !rec.SandboxEnded {
 			err := fmt.Errorf("%w: pod %s is bound to sandbox %.12s, the container claims sandbox %.12s", ErrSpoofed, rec.Group, rec.SandboxID, idn.SandboxID)
-			m.recordFailure(FailIdentity, p.ContainerID, rec.Group, err)
+			m.recordFailure(vocab.FailIdentity, p.ContainerID, rec.Group, err)
 			return err
 		}
 		// kubelet recreated the pod's sandbox under the same UID: the group stays the pod's.

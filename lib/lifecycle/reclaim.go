@@ -10,6 +10,7 @@ import (
 	"github.com/resctrl-mon/resctrl-mon/lib/config"
 	"github.com/resctrl-mon/resctrl-mon/lib/snapshot"
 	"github.com/resctrl-mon/resctrl-mon/lib/state"
+	"github.com/resctrl-mon/resctrl-mon/lib/vocab"
 )
 
 // maxReclaimTries bounds the idle groups one placement tries to end.
@@ -54,7 +55,7 @@ func (m *Manager) reclaim(self string) (Step, bool) {
 	// A few at most: this runs while the runtime waits on a container's start, and a
 	// group passed over (locked, or still holding tasks) costs a lock wait or a tasks read.
 	for _, r := range recs[:min(len(recs), maxReclaimTries)] {
-		st := Step{Action: Reclaimed, Group: r.Path, Pod: podOf(r)}
+		st := Step{Action: vocab.Reclaimed, Group: r.Path, Pod: podOf(r)}
 		done := false
 		uerr := m.store.Update(r.Group, sweepLockWait, func(tx *state.Tx) error {
 			// Re-read under the lock: a container may have joined since the listing.
@@ -62,7 +63,7 @@ func (m *Manager) reclaim(self string) (Step, bool) {
 				return nil
 			}
 			action, detail := m.remove(tx)
-			if action != Removed || detail == "group was already gone" {
+			if action != vocab.Removed || detail == "group was already gone" {
 				// Tasks still run in it (its pod lives), or the rmdir failed: it stays,
 				// and the next one is tried.
 				return nil
@@ -148,7 +149,7 @@ func (m *Manager) completeOne(tx *state.Tx) (steps []Step, full bool, err error)
 	m.writeSnapshot(tx.Rec, snapshot.Begin)
 	moved, err := m.placeRecorded(tx, "")
 	tx.Rec.LateAssigned = true
-	steps = append(steps, Step{Action: Completed, Group: tx.Rec.Path, Pod: podOf(tx.Rec),
+	steps = append(steps, Step{Action: vocab.Completed, Group: tx.Rec.Path, Pod: podOf(tx.Rec),
 		Detail: fmt.Sprintf("was pending: %s; %d tasks moved in", tx.Rec.Pending, moved)})
 	tx.Rec.Pending = ""
 	return steps, false, errors.Join(err, tx.Save())

@@ -12,6 +12,7 @@ import (
 	"github.com/resctrl-mon/resctrl-mon/lib/container"
 	"github.com/resctrl-mon/resctrl-mon/lib/identity"
 	"github.com/resctrl-mon/resctrl-mon/lib/snapshot"
+	"github.com/resctrl-mon/resctrl-mon/lib/vocab"
 	"github.com/resctrl-mon/resctrl-mon/test/proctest"
 	"github.com/resctrl-mon/resctrl-mon/test/resctrlsim"
 )
@@ -34,7 +35,7 @@ func TestExpiredGroupWithTasksIsJoined(t *testing.T) {
 	rmid := e.sim.RMID(group)
 	e.now = e.now.Add(2 * time.Minute)
 	out, err := e.create("c2", e.proc(), crio(podA, sbA))
-	if err != nil || out.Action != Joined {
+	if err != nil || out.Action != vocab.Joined {
 		t.Fatalf("a new container of a pod whose expired group holds its task: %+v, %v; want joined", out, err)
 	}
 	if !slices.Contains(e.tasks(group), survivor) || e.sim.RMID(group) != rmid {
@@ -74,7 +75,7 @@ func (c *churn) start() (n, pid int, out Outcome, err error) {
 func (c *churn) end(n, pid int) {
 	c.t.Helper()
 	crash(c.t, pid)
-	if o := c.stop(fmt.Sprintf("c%d", n), crio(podN(n), sbN(n))); o.Action != Idle {
+	if o := c.stop(fmt.Sprintf("c%d", n), crio(podN(n), sbN(n))); o.Action != vocab.Idle {
 		c.t.Fatalf("pod %d's stop: %+v", n, o)
 	}
 }
@@ -89,7 +90,7 @@ func TestNoPodWaitsWhileAnIdleGroupHoldsAnRMID(t *testing.T) {
 	// Two pods stay; pods come and go around them, ten times the RMIDs.
 	for range 2 {
 		n, pid, out, err := c.start()
-		if err != nil || out.Action != Created {
+		if err != nil || out.Action != vocab.Created {
 			t.Fatalf("pod %d: %+v, %v", n, out, err)
 		}
 		live[n] = pid
@@ -97,7 +98,7 @@ func TestNoPodWaitsWhileAnIdleGroupHoldsAnRMID(t *testing.T) {
 	var idle []int // pods whose groups are idle, oldest first
 	for i := range 50 {
 		n, pid, out, err := c.start()
-		if err != nil || out.Action != Created {
+		if err != nil || out.Action != vocab.Created {
 			t.Fatalf("churned pod %d (%d groups idle): %+v, %v; want created", n, len(idle), out, err)
 		}
 		if len(idle) == 3 {
@@ -128,11 +129,11 @@ func TestNoPodWaitsWhileAnIdleGroupHoldsAnRMID(t *testing.T) {
 		}
 	}
 	counts, err := c.m.Store().Counts()
-	if err != nil || counts[OutcomeCount(SourceOther, Reclaimed)] != 50-3 {
-		t.Errorf("reclaimed counted %d times (%v), want %d", counts[OutcomeCount(SourceOther, Reclaimed)], err, 50-3)
+	if err != nil || counts[vocab.OutcomeCount(vocab.SourceOther, vocab.Reclaimed)] != 50-3 {
+		t.Errorf("reclaimed counted %d times (%v), want %d", counts[vocab.OutcomeCount(vocab.SourceOther, vocab.Reclaimed)], err, 50-3)
 	}
-	if counts[OutcomeCount(SourceOther, Pending)] != 0 {
-		t.Errorf("%d pods pending", counts[OutcomeCount(SourceOther, Pending)])
+	if counts[vocab.OutcomeCount(vocab.SourceOther, vocab.Pending)] != 0 {
+		t.Errorf("%d pods pending", counts[vocab.OutcomeCount(vocab.SourceOther, vocab.Pending)])
 	}
 }
 
@@ -151,7 +152,7 @@ func TestNoReclaimKeepsIdleGroups(t *testing.T) {
 		idle = append(idle, n)
 	}
 	n, _, out, err := c.start()
-	if !errors.Is(err, ErrNoRMIDs) || out.Action != Pending {
+	if !errors.Is(err, ErrNoRMIDs) || out.Action != vocab.Pending {
 		t.Fatalf("pod %d on a node of idle groups: %+v, %v; want pending", n, out, err)
 	}
 	for _, o := range idle {
@@ -179,7 +180,7 @@ func TestReclaimSparesGroupsWithTasks(t *testing.T) {
 		_ = pid
 	}
 	n, _, out, err := c.start()
-	if !errors.Is(err, ErrNoRMIDs) || out.Action != Pending {
+	if !errors.Is(err, ErrNoRMIDs) || out.Action != vocab.Pending {
 		t.Fatalf("pod %d: %+v, %v; want pending (every group holds a running task)", n, out, err)
 	}
 	for o := 1; o <= 5; o++ {
@@ -201,13 +202,13 @@ func TestLimboIsPending(t *testing.T) {
 		}
 	}
 	crash(t, a)
-	if out, err := e.m.EndPod(PodEnd{PodUID: podN(0), SandboxID: sbN(0)}); err != nil || out.Action != Removed {
+	if out, err := e.m.EndPod(PodEnd{PodUID: podN(0), SandboxID: sbN(0)}); err != nil || out.Action != vocab.Removed {
 		t.Fatalf("end pod 0: %+v, %v", out, err)
 	}
 	crash(t, b)
 	e.stop("c1", crio(podN(1), sbN(1)))
 	out, err := e.create("c2", e.proc(), crio(podN(2), sbN(2)))
-	if !errors.Is(err, ErrNoRMIDs) || out.Action != Pending {
+	if !errors.Is(err, ErrNoRMIDs) || out.Action != vocab.Pending {
 		t.Fatalf("with the only free RMID in limbo: %+v, %v; want pending", out, err)
 	}
 	if !e.exists("mon_groups/" + podN(1)) {
@@ -229,11 +230,11 @@ func TestSweepCompletesPendingPods(t *testing.T) {
 		first = cmp.Or(first, pid)
 	}
 	n, pid, out, err := c.start()
-	if out.Action != Pending {
+	if out.Action != vocab.Pending {
 		t.Fatalf("pod %d on a full node of live pods: %+v, %v; want pending", n, out, err)
 	}
 	crash(t, first)
-	if o, err := c.m.EndPod(PodEnd{PodUID: podN(1), SandboxID: sbN(1)}); err != nil || o.Action != Removed {
+	if o, err := c.m.EndPod(PodEnd{PodUID: podN(1), SandboxID: sbN(1)}); err != nil || o.Action != vocab.Removed {
 		t.Fatalf("end pod 1: %+v, %v", o, err)
 	}
 	if _, err := c.m.Sweep(); err != nil {
@@ -248,8 +249,8 @@ func TestSweepCompletesPendingPods(t *testing.T) {
 		t.Errorf("record %+v: want not pending, late-assigned", rec)
 	}
 	counts, _ := c.m.Store().Counts()
-	if counts[OutcomeCount(SourceOther, Completed)] != 1 {
-		t.Errorf("completed counted %d times", counts[OutcomeCount(SourceOther, Completed)])
+	if counts[vocab.OutcomeCount(vocab.SourceOther, vocab.Completed)] != 1 {
+		t.Errorf("completed counted %d times", counts[vocab.OutcomeCount(vocab.SourceOther, vocab.Completed)])
 	}
 }
 
@@ -270,7 +271,7 @@ func TestReconcileReclaims(t *testing.T) {
 	in.Release(t)
 	idn := identity.Identity{Runtime: identity.NRI, PodUID: podN(9), SandboxID: sbN(9), Namespace: "default", PodName: "late"}
 	acts, err := c.m.Reconcile([]container.Container{{ID: "c9", Pid: in.Pid, Pod: &idn}}, ReconcileOptions{})
-	if err != nil || len(acts) != 2 || acts[0].Action != Reclaimed || acts[0].Group != "mon_groups/"+podN(1) || acts[1].Action != Created {
+	if err != nil || len(acts) != 2 || acts[0].Action != vocab.Reclaimed || acts[0].Group != "mon_groups/"+podN(1) || acts[1].Action != vocab.Created {
 		t.Fatalf("reconcile: %+v, %v; want pod 1's group reclaimed, then pod 9's created", acts, err)
 	}
 	if !slices.Contains(c.tasks("mon_groups/"+podN(9)), in.Pid) {

@@ -15,14 +15,15 @@ import (
 	"github.com/resctrl-mon/resctrl-mon/lib/procfs"
 	"github.com/resctrl-mon/resctrl-mon/lib/snapshot"
 	"github.com/resctrl-mon/resctrl-mon/lib/state"
+	"github.com/resctrl-mon/resctrl-mon/lib/vocab"
 )
 
 // Step is one thing reconcile did (or, in a dry run, would do).
 type Step struct {
-	Action Action `json:"action"`
-	Group  string `json:"group"` // path below the resctrl root
-	Pod    string `json:"pod,omitempty"`
-	Detail string `json:"detail,omitempty"`
+	Action vocab.Action `json:"action"`
+	Group  string       `json:"group"` // path below the resctrl root
+	Pod    string       `json:"pod,omitempty"`
+	Detail string       `json:"detail,omitempty"`
 }
 
 const (
@@ -32,7 +33,7 @@ const (
 )
 
 func busy(group, pod string) Step {
-	return Step{Action: Busy, Group: group, Pod: pod, Detail: "a hook holds the pod's lock; left to the next run"}
+	return Step{Action: vocab.Busy, Group: group, Pod: pod, Detail: "a hook holds the pod's lock; left to the next run"}
 }
 
 // ReconcileOptions say how far reconcile goes.
@@ -84,7 +85,7 @@ func (m *Manager) Reconcile(live []container.Container, o ReconcileOptions) ([]S
 	for _, c := range live {
 		idn, err := identityOf(c)
 		if err != nil {
-			acts = append(acts, Step{Action: Refused, Group: c.ID, Detail: err.Error()})
+			acts = append(acts, Step{Action: vocab.Refused, Group: c.ID, Detail: err.Error()})
 			continue
 		}
 		name, _ := groupName(m.cfg, c.ID, idn, c.Annotations)
@@ -99,7 +100,7 @@ func (m *Manager) Reconcile(live []container.Container, o ReconcileOptions) ([]S
 			want[name] = w
 		}
 		if c.ClosID != w.class {
-			acts = append(acts, Step{Action: Refused, Group: w.path, Pod: idn.PodUID,
+			acts = append(acts, Step{Action: vocab.Refused, Group: w.path, Pod: idn.PodUID,
 				Detail: fmt.Sprintf("container %s runs in class %q, the pod's group is under %q", c.ID, ClassLabel(c.ClosID), ClassLabel(w.class))})
 			continue
 		}
@@ -145,7 +146,7 @@ func identityOf(c container.Container) (identity.Identity, error) {
 // reconcileLive gives a live pod its group and puts all its tasks in it.
 func (m *Manager) reconcileLive(w *wanted, cgroups cgroup.Index, o ReconcileOptions) (acts []Step, err error) {
 	dryRun := o.DryRun
-	act := func(what Action, detail string) {
+	act := func(what vocab.Action, detail string) {
 		acts = append(acts, Step{Action: what, Group: w.path, Pod: w.idn.PodUID, Detail: detail})
 	}
 	err = m.store.Update(w.name, reconcileLockWait, func(tx *state.Tx) error {
@@ -156,7 +157,7 @@ func (m *Manager) reconcileLive(w *wanted, cgroups cgroup.Index, o ReconcileOpti
 		missing := m.missingTasks(in, w.containers, cgroups)
 		owned := tx.Owned
 		if owned && tx.Rec.Class != w.class {
-			act(Refused, fmt.Sprintf("the pod's group is under class %q, its containers run in %q", ClassLabel(tx.Rec.Class), ClassLabel(w.class)))
+			act(vocab.Refused, fmt.Sprintf("the pod's group is under class %q, its containers run in %q", ClassLabel(tx.Rec.Class), ClassLabel(w.class)))
 			return nil
 		}
 		// What sameRecord compares, apart: syncContainers changes the record's maps in place.
@@ -164,28 +165,28 @@ func (m *Manager) reconcileLive(w *wanted, cgroups cgroup.Index, o ReconcileOpti
 		before.Containers, before.Names = maps.Clone(tx.Rec.Containers), maps.Clone(tx.Rec.Names)
 		switch {
 		case !owned && exists && !o.Adopt:
-			act(Refused, "a group of that name exists and is not ours (after a lost state dir, `reconcile --adopt` takes back the groups that hold their pods' tasks)")
+			act(vocab.Refused, "a group of that name exists and is not ours (after a lost state dir, `reconcile --adopt` takes back the groups that hold their pods' tasks)")
 			return nil
 		case !owned && exists:
 			// The operator says the registry was lost: the group is taken as ours if it
 			// holds the pod's own tasks.
 			if !holdsAny(in, w.containers) {
-				act(Refused, "a group of that name exists, holds none of the pod's tasks, and is not ours")
+				act(vocab.Refused, "a group of that name exists, holds none of the pod's tasks, and is not ours")
 				return nil
 			}
 			tx.Rec = m.newRecord(w)
-			act(Adopted, "registry entry rebuilt")
+			act(vocab.Adopted, "registry entry rebuilt")
 		case !owned:
 			tx.Rec = m.newRecord(w)
-			act(Created, "")
+			act(vocab.Created, "")
 		case !exists && tx.Rec.Pending != "":
-			act(Completed, "was pending: "+tx.Rec.Pending)
+			act(vocab.Completed, "was pending: "+tx.Rec.Pending)
 		case !exists:
-			act(Recreated, "the group had disappeared")
+			act(vocab.Recreated, "the group had disappeared")
 		}
 		if dryRun {
 			if n := taskCount(missing); exists && owned && n > 0 {
-				act(Moved, fmt.Sprintf("%d tasks", n))
+				act(vocab.Moved, fmt.Sprintf("%d tasks", n))
 			}
 			return nil
 		}
@@ -215,7 +216,7 @@ func (m *Manager) reconcileLive(w *wanted, cgroups cgroup.Index, o ReconcileOpti
 			if len(acts) > 0 {
 				acts = acts[:len(acts)-1]
 			}
-			act(Pending, tx.Rec.Pending)
+			act(vocab.Pending, tx.Rec.Pending)
 			return errors.Join(m.syncContainers(&tx.Rec, w), tx.Save())
 		}
 		if !exists {
@@ -230,7 +231,7 @@ func (m *Manager) reconcileLive(w *wanted, cgroups cgroup.Index, o ReconcileOpti
 		}
 		if moved > 0 {
 			if exists && owned {
-				act(Moved, fmt.Sprintf("%d tasks were outside the group", moved))
+				act(vocab.Moved, fmt.Sprintf("%d tasks were outside the group", moved))
 			}
 			// The work these tasks did before now was counted elsewhere.
 			tx.Rec.LateAssigned = true
@@ -346,7 +347,7 @@ func (m *Manager) reconcileGone(name string, o ReconcileOptions) (acts []Step, e
 			return nil
 		}
 		rec := tx.Rec
-		act := func(what Action, detail string) {
+		act := func(what vocab.Action, detail string) {
 			acts = append(acts, Step{Action: what, Group: rec.Path, Pod: rec.PodUID, Detail: detail})
 		}
 		for id := range rec.Containers {
@@ -358,7 +359,7 @@ func (m *Manager) reconcileGone(name string, o ReconcileOptions) (acts []Step, e
 		}
 		if len(rec.Containers) > 0 || rec.IdleSince == nil {
 			ids := slices.Sorted(maps.Keys(rec.Containers))
-			act(Idle, "no live container (gone without poststop: "+strings.Join(ids, ", ")+")")
+			act(vocab.Idle, "no live container (gone without poststop: "+strings.Join(ids, ", ")+")")
 			if dryRun {
 				return nil
 			}
@@ -382,12 +383,12 @@ func (m *Manager) reconcileGone(name string, o ReconcileOptions) (acts []Step, e
 			why = "its sandbox is gone from the runtime's pod list"
 		}
 		if dryRun {
-			act(Removed, why)
+			act(vocab.Removed, why)
 			return nil
 		}
 		tx.Rec.SandboxEnded = tx.Rec.SandboxEnded || gone
 		action, detail := m.remove(tx)
-		if action == Removed && detail == "" {
+		if action == vocab.Removed && detail == "" {
 			detail = why
 		}
 		act(action, detail)

@@ -10,6 +10,7 @@ import (
 	"github.com/resctrl-mon/resctrl-mon/lib/config"
 	"github.com/resctrl-mon/resctrl-mon/lib/container"
 	"github.com/resctrl-mon/resctrl-mon/lib/identity"
+	"github.com/resctrl-mon/resctrl-mon/lib/vocab"
 	"github.com/resctrl-mon/resctrl-mon/test/proctest"
 	"github.com/resctrl-mon/resctrl-mon/test/resctrlsim"
 )
@@ -42,7 +43,7 @@ func TestReconcileLeavesPeersGroup(t *testing.T) {
 	live := []container.Container{{ID: "c1", Pid: in.Pid, Pod: &idn}}
 	for range 2 {
 		acts, err := e.m.Reconcile(live, ReconcileOptions{})
-		if err != nil || len(acts) != 1 || acts[0].Action != Refused {
+		if err != nil || len(acts) != 1 || acts[0].Action != vocab.Refused {
 			t.Errorf("reconcile with the peer's group: %+v, %v; want it refused", acts, err)
 		}
 	}
@@ -75,8 +76,8 @@ func TestReconcileAdopt(t *testing.T) {
 	b.Release(t)
 	live := []container.Container{{ID: "c1", Pid: in.Pid, Pod: pod(podA, sbA)}, {ID: "c2", Pid: b.Pid, Pod: pod(podB, sbB)}}
 	acts, err := e.m.Reconcile(live, ReconcileOptions{Adopt: true})
-	if err != nil || !slices.ContainsFunc(acts, func(s Step) bool { return s.Action == Adopted && s.Group == g }) ||
-		!slices.ContainsFunc(acts, func(s Step) bool { return s.Action == Refused && s.Group == gB }) {
+	if err != nil || !slices.ContainsFunc(acts, func(s Step) bool { return s.Action == vocab.Adopted && s.Group == g }) ||
+		!slices.ContainsFunc(acts, func(s Step) bool { return s.Action == vocab.Refused && s.Group == gB }) {
 		t.Fatalf("reconcile --adopt: %+v, %v; want %s adopted, %s refused", acts, err, g, gB)
 	}
 	if acts, err := e.m.Reconcile(live, ReconcileOptions{}); err != nil || len(acts) != 1 || acts[0].Group != gB {

@@ -5,6 +5,7 @@ import (
 
 	"github.com/resctrl-mon/resctrl-mon/lib/snapshot"
 	"github.com/resctrl-mon/resctrl-mon/lib/state"
+	"github.com/resctrl-mon/resctrl-mon/lib/vocab"
 )
 
 // ReleaseAll ends every group resctrl-mon owns on this node, whatever still runs in it: what
@@ -20,7 +21,7 @@ func (m *Manager) ReleaseAll() (steps []Step, err error) {
 			if !tx.Owned {
 				return nil
 			}
-			st := Step{Action: Removed, Group: tx.Rec.Path, Pod: podOf(tx.Rec)}
+			st := Step{Action: vocab.Removed, Group: tx.Rec.Path, Pod: podOf(tx.Rec)}
 			defer func() { steps = append(steps, st); m.count(st.Action) }()
 			for id := range tx.Rec.Containers {
 				if err := m.store.UnbindContainer(id); err != nil {
@@ -33,13 +34,13 @@ func (m *Manager) ReleaseAll() (steps []Step, err error) {
 			}
 			// goresctrl removes only a group it tracks: this process made none of them.
 			if err := m.rs.Ensure(tx.Rec.Group, tx.Rec.Class); err != nil {
-				st.Action, st.Detail = Kept, m.keep(tx, err.Error())
+				st.Action, st.Detail = vocab.Kept, m.keep(tx, err.Error())
 				return nil
 			}
 			m.writeSnapshot(tx.Rec, snapshot.End)
 			if err := m.rs.Remove(tx.Rec.Group); err != nil {
-				m.recordFailure(FailRemove, tx.Rec.Path, podOf(tx.Rec), err)
-				st.Action, st.Detail = Kept, m.keep(tx, err.Error()+m.kernelSaysSuffix())
+				m.recordFailure(vocab.FailRemove, tx.Rec.Path, podOf(tx.Rec), err)
+				st.Action, st.Detail = vocab.Kept, m.keep(tx, err.Error()+m.kernelSaysSuffix())
 				return nil
 			}
 			return tx.Delete()

@@ -7,6 +7,7 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/resctrl-mon/resctrl-mon/lib/vocab"
 	"github.com/resctrl-mon/resctrl-mon/test/resctrlsim"
 )
 
@@ -30,7 +31,7 @@ func TestReleaseAll(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(steps) != 2 || steps[0].Action != Removed || steps[1].Action != Removed {
+	if len(steps) != 2 || steps[0].Action != vocab.Removed || steps[1].Action != vocab.Removed {
 		t.Fatalf("steps %+v, want two groups removed", steps)
 	}
 	for _, g := range []string{"mon_groups/" + podA, "mon_groups/" + podB} {

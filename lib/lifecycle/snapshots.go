@@ -6,6 +6,7 @@ import (
 
 	"github.com/resctrl-mon/resctrl-mon/lib/snapshot"
 	"github.com/resctrl-mon/resctrl-mon/lib/state"
+	"github.com/resctrl-mon/resctrl-mon/lib/vocab"
 )
 
 // writeSnapshot records a group's readings at its creation (begin) or removal (end), so a
@@ -17,7 +18,7 @@ func (m *Manager) writeSnapshot(rec state.Record, kind snapshot.Kind) {
 	}
 	readings, missing, err := m.counters.Read(filepath.Join(m.rs.Root(), rec.Path))
 	if err != nil {
-		m.recordFailure(FailSnapshot, rec.Path, podOf(rec), err)
+		m.recordFailure(vocab.FailSnapshot, rec.Path, podOf(rec), err)
 	}
 	s := snapshot.Snapshot{Kind: kind, Time: m.now().UTC(), Group: rec.Group, Life: rec.Created, Path: rec.Path, Class: rec.Class}
 	if rec.PodUID != "" || rec.PodName != "" {
@@ -34,10 +35,10 @@ func (m *Manager) writeSnapshot(rec state.Record, kind snapshot.Kind) {
 		s.Unavailable = append(s.Unavailable, u.Domain+"/"+u.Name)
 	}
 	if _, err := snapshot.Write(m.cfg.SnapshotDir, s); err != nil {
-		m.recordFailure(FailSnapshot, rec.Path, podOf(rec), err)
+		m.recordFailure(vocab.FailSnapshot, rec.Path, podOf(rec), err)
 		return
 	}
-	if err := m.store.Count(SnapshotCount(kind)); err != nil {
+	if err := m.store.Count(vocab.SnapshotCount(kind)); err != nil {
 		m.log.Warn("counting a snapshot", "err", err)
 	}
 }

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/resctrl-mon/resctrl-mon/lib/state"
+	"github.com/resctrl-mon/resctrl-mon/lib/vocab"
 )
 
 // sweepEvery limits how often a poststop hook looks for expired idle groups.
@@ -34,7 +35,7 @@ func (m *Manager) Sweep() (removed []string, err error) {
 			if tx.Owned && m.expired(tx.Rec) {
 				action, _ := m.remove(tx)
 				m.count(action)
-				if action == Removed {
+				if action == vocab.Removed {
 					removed = append(removed, r.Path)
 				}
 			}

@@ -9,6 +9,7 @@ import (
 
 	"github.com/resctrl-mon/resctrl-mon/lib/config"
 	"github.com/resctrl-mon/resctrl-mon/lib/lifecycle"
+	"github.com/resctrl-mon/resctrl-mon/lib/vocab"
 )
 
 // ErrBudget: an event's work outlived the time the runtime can be kept waiting.
@@ -94,7 +95,7 @@ func overBudget(m *lifecycle.Manager, late error, inBackground, notDone string) 
 	}
 	err := fmt.Errorf("%w; NOT done: %s", late, notDone)
 	if m != nil {
-		if cerr := m.Store().Count(lifecycle.OutcomeCount(lifecycle.SourceAdapter, lifecycle.Failed)); cerr != nil {
+		if cerr := m.Store().Count(vocab.OutcomeCount(vocab.SourceAdapter, vocab.Failed)); cerr != nil {
 			err = errors.Join(err, fmt.Errorf("counting the event: %w", cerr))
 		}
 	}

@@ -10,8 +10,8 @@ import (
 	"github.com/containerd/nri/pkg/api"
 
 	"github.com/resctrl-mon/resctrl-mon/lib/config"
-	"github.com/resctrl-mon/resctrl-mon/lib/lifecycle"
 	"github.com/resctrl-mon/resctrl-mon/lib/state"
+	"github.com/resctrl-mon/resctrl-mon/lib/vocab"
 	"github.com/resctrl-mon/resctrl-mon/test/proctest"
 )
 
@@ -119,7 +119,7 @@ func TestBudgetWorkersBounded(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if n := counts[lifecycle.OutcomeCount(lifecycle.SourceAdapter, lifecycle.Failed)]; n != extra {
+			if n := counts[vocab.OutcomeCount(vocab.SourceAdapter, vocab.Failed)]; n != extra {
 				t.Errorf("adapter.failed counted %d, want %d (the events not started; all: %v)", n, extra, counts)
 			}
 			if policy == config.FailClosed {

@@ -24,6 +24,7 @@ import (
 	"github.com/resctrl-mon/resctrl-mon/lib/inventory"
 	"github.com/resctrl-mon/resctrl-mon/lib/lifecycle"
 	"github.com/resctrl-mon/resctrl-mon/lib/snapshot"
+	"github.com/resctrl-mon/resctrl-mon/lib/vocab"
 	"github.com/resctrl-mon/resctrl-mon/test/proctest"
 	"github.com/resctrl-mon/resctrl-mon/test/resctrlsim"
 )
@@ -530,7 +531,7 @@ func TestHookAndAdapterPlaceOnce(t *testing.T) {
 	// The hook's view: containerd's annotations on the OCI spec.
 	ann := map[string]string{identity.ContainerdPodUID: uidA, identity.ContainerdSandboxID: sbA, identity.ContainerdContainerType: "container",
 		identity.ContainerdPodNamespace: "default", identity.ContainerdPodName: "web"}
-	if out := e.placeAsHook("c1", in.Pid, ann); out.Action != lifecycle.Created {
+	if out := e.placeAsHook("c1", in.Pid, ann); out.Action != vocab.Created {
 		t.Fatalf("hook: %+v", out)
 	}
 	rmid := e.sim.RMID("mon_groups/" + uidA)

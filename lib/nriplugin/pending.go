@@ -3,7 +3,7 @@ package nriplugin
 import (
 	"sync/atomic"
 
-	"github.com/resctrl-mon/resctrl-mon/lib/lifecycle"
+	"github.com/resctrl-mon/resctrl-mon/lib/vocab"
 )
 
 // pendingRetry runs lifecycle's CompletePending in the background when an event may have
@@ -18,8 +18,8 @@ type pendingRetry struct {
 }
 
 // freed says that an event's outcome may have freed an RMID for a pending pod.
-func freed(a lifecycle.Action) bool {
-	return a == lifecycle.Removed || a == lifecycle.Idle
+func freed(a vocab.Action) bool {
+	return a == vocab.Removed || a == vocab.Idle
 }
 
 // completePendingSoon starts the background retry, or asks a running one to go once more.

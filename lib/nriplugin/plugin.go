@@ -34,6 +34,7 @@ import (
 
 	"github.com/resctrl-mon/resctrl-mon/lib/config"
 	"github.com/resctrl-mon/resctrl-mon/lib/lifecycle"
+	"github.com/resctrl-mon/resctrl-mon/lib/vocab"
 )
 
 // Plugin is the adapter's state: the configuration and the lifecycle manager it built, which
@@ -120,7 +121,7 @@ func (p *Plugin) apply(cfg config.Config) (retErr error) {
 	if err != nil {
 		return err
 	}
-	m.CountAs(lifecycle.SourceAdapter)
+	m.CountAs(vocab.SourceAdapter)
 	p.mu.Lock()
 	old := p.logClose
 	p.cfg, p.sel, p.m, p.startErr, p.log, p.logClose = cfg, sel, m, nil, log, closer
@@ -248,7 +249,7 @@ func (p *Plugin) place(event string, pod *api.PodSandbox, ctr *api.Container, in
 	case ierr != nil:
 		err = m.Refuse(ctr.GetId(), ierr)
 	case !selected(sel, pod):
-		out = lifecycle.Outcome{Container: ctr.GetId(), Pod: idn.PodUID, Action: lifecycle.Skipped, Detail: "pod labels do not meet podSelector"}
+		out = lifecycle.Outcome{Container: ctr.GetId(), Pod: idn.PodUID, Action: vocab.Skipped, Detail: "pod labels do not meet podSelector"}
 	default:
 		idn.ContainerName = ctr.GetName()
 		d := budget(cfg, p.timeouts.get())
@@ -287,7 +288,7 @@ func (p *Plugin) place(event string, pod *api.PodSandbox, ctr *api.Container, in
 		attrs = append(attrs, "detail", out.Detail)
 	}
 	if err == nil {
-		if !late && (out.Action == lifecycle.Created || out.Action == lifecycle.Joined) {
+		if !late && (out.Action == vocab.Created || out.Action == vocab.Joined) {
 			p.seen.Placed(ctr.GetId())
 		}
 		log.Info("placed", attrs...)

@@ -10,7 +10,7 @@ import (
 const actionPending = "pending"
 
 // execPendingCount is the state dir's count of execs into pending pods: the name
-// lifecycle.OutcomeCount gives source "wrapper", action "pending" (a test holds them
+// vocab.OutcomeCount gives source "wrapper", action "pending" (a test holds them
 // together), so status and the exporter's outcomes show it beside the hook's. It is not
 // lifecycle's name called here: the wrapper runs on every exec, and lifecycle's imports
 // would cost each one their start-up.

@@ -9,8 +9,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/resctrl-mon/resctrl-mon/lib/lifecycle"
 	"github.com/resctrl-mon/resctrl-mon/lib/state"
+	"github.com/resctrl-mon/resctrl-mon/lib/vocab"
 	"github.com/resctrl-mon/resctrl-mon/test/resctrlsim"
 )
 
@@ -120,7 +120,7 @@ func TestPrepareUnknownFlagNeverRefuses(t *testing.T) {
 // read it as they read the hook's.
 func TestExecPendingCountName(t *testing.T) {
 	t.Parallel()
-	if want := lifecycle.OutcomeCount(lifecycle.Source("wrapper"), lifecycle.Pending); execPendingCount != want {
+	if want := vocab.OutcomeCount(vocab.Source("wrapper"), vocab.Pending); execPendingCount != want {
 		t.Errorf("execPendingCount = %q, lifecycle names it %q", execPendingCount, want)
 	}
 }

@@ -16,7 +16,7 @@ import (
 
 	"github.com/resctrl-mon/resctrl-mon/lib/exporter"
 	"github.com/resctrl-mon/resctrl-mon/lib/inventory"
-	"github.com/resctrl-mon/resctrl-mon/lib/lifecycle"
+	"github.com/resctrl-mon/resctrl-mon/lib/vocab"
 	"github.com/resctrl-mon/resctrl-mon/test/e2e"
 	"github.com/resctrl-mon/resctrl-mon/test/poll"
 	"github.com/resctrl-mon/resctrl-mon/test/resctrlsim"
@@ -265,7 +265,7 @@ func checkFamilies(t *testing.T, p *e2e.Prometheus) {
 		{"resctrl_mon_num_rmids", "gauge", 1, nil, nil},
 		{"resctrl_mon_snapshots", "gauge", 2, []string{"kind"}, nil},
 		{"resctrl_mon_failures_total", "counter", 0, []string{"reason"}, nil},
-		{"resctrl_mon_outcomes_total", "counter", len(lifecycle.Sources) * len(lifecycle.Actions), []string{"source", "action"}, nil},
+		{"resctrl_mon_outcomes_total", "counter", len(vocab.Sources) * len(vocab.Actions), []string{"source", "action"}, nil},
 		{"resctrl_mon_snapshots_written_total", "counter", 2, []string{"kind"}, nil},
 		{"resctrl_mon_mon_data_resets_total", "counter", len(exporter.ResetCauses), []string{"cause"}, nil},
 		{"resctrl_mon_mon_data_read_errors_total", "counter", 0, []string{"reason"}, nil},

@@ -5,9 +5,9 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/resctrl-mon/resctrl-mon/lib/lifecycle"
 	"github.com/resctrl-mon/resctrl-mon/lib/snapshot"
 	"github.com/resctrl-mon/resctrl-mon/lib/state"
+	"github.com/resctrl-mon/resctrl-mon/lib/vocab"
 	"github.com/resctrl-mon/resctrl-mon/test/e2e"
 	"github.com/resctrl-mon/resctrl-mon/test/resctrlsim"
 )
@@ -51,10 +51,10 @@ func TestRMIDsReclaimedFromIdleGroups(t *testing.T) {
 		t.Fatal(err)
 	}
 	counts, err := st.Counts()
-	if reclaimed := counts[lifecycle.OutcomeCount(lifecycle.SourceHook, lifecycle.Reclaimed)]; err != nil || reclaimed != churned-4 {
+	if reclaimed := counts[vocab.OutcomeCount(vocab.SourceHook, vocab.Reclaimed)]; err != nil || reclaimed != churned-4 {
 		t.Errorf("hook.reclaimed %d (%v), want %d; counts %v", reclaimed, err, churned-4, counts)
 	}
-	if p := counts[lifecycle.OutcomeCount(lifecycle.SourceHook, lifecycle.Pending)]; p != 0 {
+	if p := counts[vocab.OutcomeCount(vocab.SourceHook, vocab.Pending)]; p != 0 {
 		t.Errorf("%d pods pending:\n%s", p, e.Log())
 	}
 	for i := 1; i <= churned-4; i++ {

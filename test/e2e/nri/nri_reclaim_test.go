@@ -8,9 +8,9 @@ import (
 	"time"
 
 	"github.com/resctrl-mon/resctrl-mon/lib/inventory"
-	"github.com/resctrl-mon/resctrl-mon/lib/lifecycle"
 	"github.com/resctrl-mon/resctrl-mon/lib/snapshot"
 	"github.com/resctrl-mon/resctrl-mon/lib/state"
+	"github.com/resctrl-mon/resctrl-mon/lib/vocab"
 	"github.com/resctrl-mon/resctrl-mon/test/e2e"
 	"github.com/resctrl-mon/resctrl-mon/test/poll"
 	"github.com/resctrl-mon/resctrl-mon/test/resctrlsim"
@@ -71,10 +71,10 @@ func TestNRIContainerdRMIDReclaim(t *testing.T) {
 	// 4 groups were free besides the live pod's: every pod after those took an idle one's,
 	// the one idle longest, so the oldest churned pods lost theirs in order.
 	counts := adapterCounts(t, e)
-	if got := counts[lifecycle.OutcomeCount(lifecycle.SourceAdapter, lifecycle.Reclaimed)]; got != churned-4 {
+	if got := counts[vocab.OutcomeCount(vocab.SourceAdapter, vocab.Reclaimed)]; got != churned-4 {
 		t.Errorf("adapter.reclaimed %d, want %d; counts %v\n%s", got, churned-4, counts, e.Log())
 	}
-	if got := counts[lifecycle.OutcomeCount(lifecycle.SourceAdapter, lifecycle.Pending)]; got != 0 {
+	if got := counts[vocab.OutcomeCount(vocab.SourceAdapter, vocab.Pending)]; got != 0 {
 		t.Errorf("%d pods pending while idle groups held RMIDs\n%s", got, e.Log())
 	}
 	for i := 1; i <= churned; i++ {

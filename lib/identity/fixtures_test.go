@@ -12,7 +12,7 @@ import (
 
 // fixture is the part of a testdata file the identity needs: what the runtime sent a hook
 // (the state on stdin, and the bundle's cgroupsPath) at each stage. The files are written by
-// test/e2e's TestIdentityFixtures, TestCaptureCRIO and TestCaptureContainerd (-update-fixtures)
+// test/e2e/identity's TestIdentityFixtures, TestCaptureCRIO and TestCaptureContainerd (-update-fixtures)
 // from what the real runtimes sent (see "captured" in each).
 type fixture struct {
 	IDs struct {

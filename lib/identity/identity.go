@@ -5,7 +5,7 @@
 //
 // What each runtime sends is captured from the real runtime (test/e2e/capturehook; containerd,
 // which runs no hooks, by its bundle) and kept in testdata, one file per case; TestFixtures
-// reads them, and test/e2e's TestIdentityFixtures (runc, crun, podman), TestCaptureCRIO and
+// reads them, and test/e2e/identity's TestIdentityFixtures (runc, crun, podman), TestCaptureCRIO and
 // TestCaptureContainerd capture them again and fail when a runtime sends something else
 // (with -update-fixtures they rewrite them).
 //

@@ -3,7 +3,9 @@
 // Departure), write one log line, and choose the exit code, all inside a time budget. A
 // failing createRuntime hook stops the container from starting, so only the fail-closed
 // policy ever makes it fail; a poststop hook never fails (runtimes only warn about it).
-// What touches resctrl runs in a worker process the hook can leave behind (worker.go).
+// What touches resctrl runs in a child the hook can leave behind: a vfork child per system
+// call for a container joining its pod's live group (join.go), a worker process, a second
+// start of the hook's binary, for everything else (worker.go).
 package hook
 
 import (
@@ -46,14 +48,15 @@ var ErrBudget = errors.New("time budget exhausted")
 // failure to load the configuration: it is reported like any other failure, under the
 // policy that could be determined (fail-open unless the loaded part says closed).
 //
-// Everything that touches resctrl runs in a worker process (see WorkerArg), and Run returns
-// when the worker has replied or when the budget runs out, whichever is first: a runtime
-// kills a hook that outlives its own timeout, and for createRuntime that fails the container
-// whatever the policy. A worker left behind finishes on its own: the container is in the
+// Everything that touches resctrl runs in a child (see join and WorkerArg), and Run returns
+// when the work is done or when the budget runs out, whichever is first: a runtime kills a
+// hook that outlives its own timeout, and for createRuntime that fails the container
+// whatever the policy. A child left behind finishes on its own: the container is in the
 // record already (it is written before any resctrl call), and the worker, or reconcile,
 // completes the pod, marking it late-assigned.
 //
-// w is a worker started earlier (StartWorker), given its request here; nil starts one.
+// w is a worker started earlier (StartWorker), given its request here; nil starts one when
+// the call needs one (it is not a join). A join leaves w unused, and it ends.
 func Run(start time.Time, w *Worker, stage string, stdin io.Reader, stderr io.Writer, cfg config.Config, cfgErr error, logOpts ...logging.Option) int {
 	// A worker not given its request ends.
 	defer w.Close()

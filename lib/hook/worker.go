@@ -22,7 +22,7 @@ import (
 )
 
 // WorkerArg is the only argument of the hook's worker: the hook's own binary, started by the
-// hook to do whatever touches resctrl (see lib/aside for why a process). The runtime waits
+// hook to do whatever touches resctrl but a join (see lib/aside for why a process). The runtime waits
 // for the hook's process to end, so a goroutine given up at the budget still held the hook,
 // and the container, until its write returned: past the runtime's timeout, which then failed
 // the container whatever the policy. The worker is not the runtime's child and holds none of
@@ -107,7 +107,7 @@ func late(req request, group string, r reply, log *slog.Logger) {
 	log.Warn("hook finished after its budget", attrs...)
 }
 
-// Worker is a started worker, waiting for its request. The hook starts it first thing, so
+// Worker is a started worker, waiting for its request. A poststop starts it first thing, so
 // that its start (an exec of this binary, about as long as the hook's own) overlaps the
 // hook's reading its configuration and stdin.
 type Worker struct {

@@ -1,8 +1,6 @@
 package hostinstall
 
 import (
-	"crypto/rand"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -10,6 +8,9 @@ import (
 	"path/filepath"
 
 	securejoin "github.com/cyphar/filepath-securejoin"
+	"golang.org/x/sys/unix"
+
+	"github.com/resctrl-mon/resctrl-mon/lib/sysfile"
 )
 
 // host is the host's file system seen under root.
@@ -79,7 +80,7 @@ func (h *host) exists(p string) (bool, error) {
 // writeFile writes data to host path p whole: a temp file in the same directory, synced,
 // then renamed over p, and the directory synced, so that a reader (a runtime loading
 // hooks.d, or exec'ing the hook) sees the old file or the new one, never a part.
-func (h *host) writeFile(p string, data []byte, mode fs.FileMode) (err error) {
+func (h *host) writeFile(p string, data []byte, mode fs.FileMode) error {
 	dir, err := securejoin.SecureJoin(h.root, filepath.Dir(p))
 	if err != nil {
 		return fmt.Errorf("write %s: %w", p, err)
@@ -92,30 +93,14 @@ func (h *host) writeFile(p string, data []byte, mode fs.FileMode) (err error) {
 	if again, err := securejoin.SecureJoin(h.root, filepath.Dir(p)); err != nil || again != dir {
 		return fmt.Errorf("write %s: its directory moved while it was made (%s, then %s): %w", p, dir, again, err)
 	}
-	// Named so that no runtime takes it for a registration (those end in .json).
-	var suffix [6]byte
-	_, _ = rand.Read(suffix[:])
-	tmp := filepath.Join(dir, "."+filepath.Base(p)+".tmp-"+hex.EncodeToString(suffix[:]))
-	f, err := os.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL, mode)
-	if err != nil {
+	// The temp file hidden, and named so that no runtime takes it for a registration (those
+	// end in .json); the mode whatever the umask (the hook is exec'd, hooks.d read, by
+	// others); synced, as both must survive a reboot.
+	o := sysfile.Atomic{Mode: uint32(mode.Perm()), Durable: true, TempName: sysfile.HiddenTemp}
+	if err := sysfile.WriteAtomicAt(unix.AT_FDCWD, dir, filepath.Base(p), data, o); err != nil {
 		return fmt.Errorf("write %s: %w", p, err)
 	}
-	defer func() {
-		if err != nil {
-			_ = os.Remove(tmp)
-		}
-	}()
-	_, werr := f.Write(data)
-	// The mode again: the umask cut the one OpenFile asked for.
-	cerr := f.Chmod(mode)
-	serr := f.Sync()
-	if err := errors.Join(werr, cerr, serr, f.Close()); err != nil {
-		return fmt.Errorf("write %s: %w", p, err)
-	}
-	if err := os.Rename(tmp, filepath.Join(dir, filepath.Base(p))); err != nil {
-		return fmt.Errorf("write %s: %w", p, err)
-	}
-	return syncDir(dir)
+	return nil
 }
 
 // remove removes host path p; nothing there is no error.

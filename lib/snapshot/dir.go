@@ -4,10 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"math/rand/v2"
 	"os"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"time"
 
@@ -80,56 +78,6 @@ func openDir(dir string, create bool) (*os.File, error) {
 		}
 	}
 	return d, nil
-}
-
-// writeAtomic puts data at name in d so that a reader sees either the old file or the whole
-// new one, and the new one survives a crash once this returns. Nothing is written through a
-// symbolic link: the temp file is created exclusively (O_EXCL never follows a link) and the
-// rename replaces whatever entry has the name, a link included, rather than its target.
-func writeAtomic(d *os.File, name string, data []byte) (err error) {
-	dfd := int(d.Fd())
-	// Hidden (leading '.') so consumers globbing *.end never see it; exclusive, so
-	// concurrent writers of one file each get their own temp file.
-	var tmp string
-	var fd int
-	for range 100 {
-		tmp = "." + name + tempInfix + strconv.FormatUint(uint64(rand.Uint32()), 10)
-		fd, err = unix.Openat(dfd, tmp, unix.O_WRONLY|unix.O_CREAT|unix.O_EXCL|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0o644)
-		if !errors.Is(err, unix.EEXIST) {
-			break
-		}
-	}
-	if err != nil {
-		return fmt.Errorf("create temp file: %w", err)
-	}
-	f := os.NewFile(uintptr(fd), filepath.Join(d.Name(), tmp))
-	defer func() {
-		if err != nil {
-			_ = f.Close()
-			_ = unix.Unlinkat(dfd, tmp, 0)
-		}
-	}()
-	// The umask may have taken bits; consumers in other containers run as other users.
-	if err := f.Chmod(0o644); err != nil {
-		return err
-	}
-	if _, err := f.Write(data); err != nil {
-		return err
-	}
-	if err := f.Sync(); err != nil {
-		return err
-	}
-	if err := f.Close(); err != nil {
-		return err
-	}
-	if err := unix.Renameat(dfd, tmp, dfd, name); err != nil {
-		return fmt.Errorf("rename %s: %w", tmp, err)
-	}
-	// The rename is durable only once the directory is synced.
-	if err := d.Sync(); err != nil {
-		return fmt.Errorf("renamed into place but not durable: %w", err)
-	}
-	return nil
 }
 
 // mtime is the modification time of name in d, not following a link; ok is false when it

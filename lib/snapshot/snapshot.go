@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/resctrl-mon/resctrl-mon/lib/clip"
+	"github.com/resctrl-mon/resctrl-mon/lib/sysfile"
 )
 
 // Kind of a snapshot file.
@@ -66,7 +67,8 @@ const (
 	// maxGroupLen keeps "." + group + "." + life stamp (26) + ".begin.tmp-" + 10 digits
 	// (the temp file of Write, 249 bytes at most) under the 255-byte file name limit.
 	maxGroupLen = 200
-	// tempInfix marks Write's temp files: "." + file name + tempInfix + digits.
+	// tempInfix marks Write's temp files: "." + file name + tempInfix + digits
+	// (sysfile.HiddenTemp).
 	tempInfix = ".tmp-"
 )
 
@@ -100,7 +102,10 @@ func Write(dir string, s Snapshot) (path string, err error) {
 		return "", fmt.Errorf("snapshot: write %s: %w", path, err)
 	}
 	defer d.Close()
-	if err := writeAtomic(d, name, data); err != nil {
+	// Readable by consumers in other containers, running as other users; the temp file
+	// hidden (leading '.') from their glob of *.end, and named as isTemp parses it.
+	o := sysfile.Atomic{Mode: 0o644, Durable: true, TempName: sysfile.HiddenTemp}
+	if err := sysfile.WriteAtomicAt(int(d.Fd()), d.Name(), name, data, o); err != nil {
 		return "", fmt.Errorf("snapshot: write %s: %w", path, err)
 	}
 	return path, nil

@@ -13,9 +13,6 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"math/rand/v2"
-	"path/filepath"
-	"strconv"
 
 	"golang.org/x/sys/unix"
 )
@@ -94,37 +91,4 @@ func Write(fd int, path string, b []byte) error {
 		b = b[n:]
 	}
 	return nil
-}
-
-// WriteAtomic replaces path with b (mode 0600): a reader sees the old file or the new one,
-// never half. The new file is written beside it under a name starting with ".tmp-", which
-// listings skip, and renamed over it.
-func WriteAtomic(path string, b []byte) error {
-	dir, base := filepath.Split(path)
-	var tmp string
-	var fd int
-	var err error
-	for range 10 { // a name taken by a concurrent writer: draw another
-		tmp = filepath.Join(dir, ".tmp-"+base+"-"+strconv.FormatUint(uint64(rand.Uint32()), 10))
-		fd, err = Open(tmp, unix.O_WRONLY|unix.O_CREAT|unix.O_EXCL|unix.O_NOFOLLOW, 0o600)
-		if !errors.Is(err, fs.ErrExist) {
-			break
-		}
-	}
-	if err != nil {
-		return err
-	}
-	werr := Write(fd, tmp, b)
-	if cerr := unix.Close(fd); werr == nil && cerr != nil {
-		werr = &fs.PathError{Op: "close", Path: tmp, Err: cerr}
-	}
-	if werr == nil {
-		if err := unix.Rename(tmp, path); err != nil {
-			werr = &fs.PathError{Op: "rename", Path: path, Err: err}
-		}
-	}
-	if werr != nil {
-		_ = unix.Unlink(tmp)
-	}
-	return werr
 }

@@ -10,11 +10,14 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"syscall"
 
 	specs "github.com/opencontainers/runtime-spec/specs-go"
+	"golang.org/x/sys/unix"
 
 	"github.com/resctrl-mon/resctrl-mon/lib/ocistate"
+	"github.com/resctrl-mon/resctrl-mon/lib/sysfile"
 )
 
 // HookName is the hook's file name; an entry running a file of that name (or with that
@@ -176,24 +179,19 @@ func marshal(v any) (json.RawMessage, error) {
 // mode and owner. No fsync: the runtime reads the file right away from the page cache, and
 // a bundle does not outlive a reboot.
 func replace(path string, old os.FileInfo, b []byte) error {
-	tmp, err := os.CreateTemp(filepath.Dir(path), ".resctrl-mon-"+filepath.Base(path)+"-*")
-	if err != nil {
-		return fmt.Errorf("write spec: %w", err)
+	o := sysfile.Atomic{Mode: uint32(old.Mode().Perm()), TempName: specTemp}
+	if st, ok := old.Sys().(*syscall.Stat_t); ok && (int(st.Uid) != os.Geteuid() || int(st.Gid) != os.Getegid()) {
+		o.Owner = &sysfile.Owner{UID: int(st.Uid), GID: int(st.Gid)}
 	}
-	werr := tmp.Chmod(old.Mode().Perm())
-	if st, ok := old.Sys().(*syscall.Stat_t); ok && werr == nil && (int(st.Uid) != os.Geteuid() || int(st.Gid) != os.Getegid()) {
-		werr = tmp.Chown(int(st.Uid), int(st.Gid))
-	}
-	if werr == nil {
-		_, werr = tmp.Write(append(b, '\n'))
-	}
-	if err := errors.Join(werr, tmp.Close()); err != nil {
-		_ = os.Remove(tmp.Name())
-		return fmt.Errorf("write spec %s: %w", path, err)
-	}
-	if err := os.Rename(tmp.Name(), path); err != nil {
-		_ = os.Remove(tmp.Name())
+	dir, name := filepath.Split(path)
+	if err := sysfile.WriteAtomicAt(unix.AT_FDCWD, dir, name, append(b, '\n'), o); err != nil {
 		return fmt.Errorf("write spec %s: %w", path, err)
 	}
 	return nil
+}
+
+// specTemp names the spec's temporary file after the project, so that one a killed wrapper
+// left in a bundle says whose it is.
+func specTemp(name string, draw uint32) string {
+	return ".resctrl-mon-" + name + "-" + strconv.FormatUint(uint64(draw), 10)
 }

@@ -54,28 +54,30 @@ func join(st specs.State, cfg config.Config, log *slog.Logger, deadline, end tim
 	if err != nil {
 		return out, nil, false
 	}
+	// A container not monitored (a sandbox, a pod opted out) is the worker's too: it says
+	// so after its mount check, as before.
 	group := m.GroupOf(p)
-	if group != "" {
-		rec, owned, err := m.Store().Load(group)
-		// Its retention must outlast this whole process: Place ends an expired group and
-		// makes it again, which is the worker's.
-		if err != nil || !owned || !live(rec, p, time.Duration(cfg.Retention), end) {
-			return out, nil, false
-		}
-		if g.calls, err = aside.NewCalls(); err != nil {
-			return out, nil, false
-		}
-		defer g.calls.Close()
-		// Its directory too (resctrl remounted, a runtime's RDT setup): a group that must
-		// be made again is the worker's from the start, with nothing of the join to undo.
-		if st, err := g.stat(rec.Path); err != nil || st.Mode&unix.S_IFMT != unix.S_IFDIR {
-			return out, nil, false
-		}
-		// Told only now, as the worker tells it before Place: a budget that runs out from
-		// here finds the container recorded, and marks its pod late.
-		onGroup(group)
+	if group == "" {
+		return out, nil, false
 	}
-	// A placement not monitored (a sandbox, a pod opted out) touches no resctrl at all.
+	rec, owned, err := m.Store().Load(group)
+	// Its retention must outlast this whole process: Place ends an expired group and makes
+	// it again, which is the worker's.
+	if err != nil || !owned || !live(rec, p, time.Duration(cfg.Retention), end) {
+		return out, nil, false
+	}
+	if g.calls, err = aside.NewCalls(); err != nil {
+		return out, nil, false
+	}
+	defer g.calls.Close()
+	// Its directory too (resctrl remounted, a runtime's RDT setup): a group that must be
+	// made again is the worker's from the start, with nothing of the join to undo.
+	if st, err := g.stat(rec.Path); err != nil || st.Mode&unix.S_IFMT != unix.S_IFDIR {
+		return out, nil, false
+	}
+	// Told only now, as the worker tells it before Place: a budget that runs out from here
+	// finds the container recorded, and marks its pod late.
+	onGroup(group)
 	out, err = m.Place(p)
 	if errors.Is(err, errNotJoin) {
 		// Gone since (the pod ended meanwhile, under its lock): Place has taken the

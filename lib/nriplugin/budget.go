@@ -7,18 +7,20 @@ import (
 	"sync"
 	"time"
 
+	"github.com/resctrl-mon/resctrl-mon/lib/budget"
 	"github.com/resctrl-mon/resctrl-mon/lib/config"
 	"github.com/resctrl-mon/resctrl-mon/lib/lifecycle"
 	"github.com/resctrl-mon/resctrl-mon/lib/vocab"
 )
 
-// ErrBudget: an event's work outlived the time the runtime can be kept waiting.
-var ErrBudget = errors.New("time budget exhausted")
+// ErrBudget: an event's work outlived the time the runtime can be kept waiting. It is
+// budget.ErrExhausted, the one error of every front end's budget.
+var ErrBudget = budget.ErrExhausted
 
 // ErrNotStarted: an event found every worker busy with earlier events that overran their
 // budget (resctrl, or a pod's lock, hangs), so its work was not started at all. It wraps
 // ErrBudget: the runtime gets the same answer as for an event past its budget, at once.
-var ErrNotStarted = fmt.Errorf("%w: not started", ErrBudget)
+var ErrNotStarted = budget.ErrNotStarted
 
 // Past its request timeout (2 s by default) the runtime drops the plugin, and a
 // StartContainer that timed out fails the container whatever the failure policy. The adapter
@@ -56,33 +58,27 @@ func (r *requestTimeouts) get() time.Duration {
 	return defaultRequestTimeout
 }
 
-// budget is how long one event may keep the runtime waiting.
-func budget(cfg config.Config, requestTimeout time.Duration) time.Duration {
-	b := time.Duration(cfg.HookBudget)
-	if limit := requestTimeout - budgetMargin; b <= 0 || b > limit {
-		b = limit
-	}
-	return max(b, minBudget)
+// eventBudget is how long one event may keep the runtime waiting: hookBudget, at least
+// budgetMargin under the runtime's request timeout, and never under minBudget.
+func eventBudget(cfg config.Config, requestTimeout time.Duration) time.Duration {
+	return budget.Under(time.Duration(cfg.HookBudget), requestTimeout-budgetMargin, minBudget)
 }
 
-// within runs work on one of w's workers and waits for it at most d. err is nil when work
-// ended in time. Past d, work goes on in the background (what it changes is recorded under
-// the pod's lock before any resctrl call, so a later event, the next Synchronize or
-// reconcile finds it) and err wraps ErrBudget. When every worker is busy, work is not
-// started at all and err is ErrNotStarted, at once: the caller says what was not done.
-func within[T any](w *workers, d time.Duration, work func() T) (v T, err error) {
-	res := make(chan T, 1) // buffered: a late result is dropped, not blocked on
-	if !w.run(func() func() { v := work(); return func() { res <- v } }) {
-		return v, fmt.Errorf("%w: all %d of the adapter's workers are busy with earlier events (resctrl or a pod's lock hangs)", ErrNotStarted, w.max)
-	}
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case v = <-res:
-		return v, nil
-	case <-t.C:
+// within runs work on one of w's workers and waits for it at most d (budget.Run), saying
+// what its errors mean for an event. err is nil when work ended in time. Past d, work goes
+// on in the background (what it changes is recorded under the pod's lock before any resctrl
+// call, so a later event, the next Synchronize or reconcile finds it) and err wraps
+// ErrBudget. When every worker is busy, work is not started at all and err wraps
+// ErrNotStarted, at once: the caller says what was not done.
+func within[T any](w *budget.Pool, d time.Duration, work func() T) (T, error) {
+	v, err := budget.Run(w, d, work)
+	switch {
+	case errors.Is(err, budget.ErrNotStarted):
+		return v, fmt.Errorf("%w: all %d of the adapter's workers are busy with earlier events (resctrl or a pod's lock hangs)", ErrNotStarted, w.Max())
+	case err != nil:
 		return v, fmt.Errorf("%w: %s passed; the work goes on in the background", ErrBudget, d)
 	}
+	return v, nil
 }
 
 // overBudget is the error of an event whose work within did not see end (late, its error):

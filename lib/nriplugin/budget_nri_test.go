@@ -78,7 +78,7 @@ func TestBudgetWorkersBounded(t *testing.T) {
 			for _, s := range all {
 				errs = append(errs, e.rt.sendStart(pd, s.ctr))
 			}
-			busy := p.workers.busy()
+			busy := p.workers.Busy()
 			close(release)
 			released = true
 			if busy != maxWorkers {
@@ -106,7 +106,7 @@ func TestBudgetWorkersBounded(t *testing.T) {
 						return false
 					}
 				}
-				return p.workers.busy() == 0
+				return p.workers.Busy() == 0
 			}); err != nil {
 				t.Fatalf("the placements left in the background did not complete: %v", err)
 			}

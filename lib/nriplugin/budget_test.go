@@ -9,6 +9,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/resctrl-mon/resctrl-mon/lib/budget"
 )
 
 // within returns the work's result in time, gives up past its budget while the work goes
@@ -16,16 +18,16 @@ import (
 func TestWithin(t *testing.T) {
 	t.Parallel()
 	w := newWorkers()
-	if v, err := within(&w, time.Second, func() int { return 7 }); v != 7 || err != nil {
+	if v, err := within(w, time.Second, func() int { return 7 }); v != 7 || err != nil {
 		t.Fatalf("got %d, %v", v, err)
 	}
 	release, finished := make(chan struct{}), atomic.Bool{}
-	_, err := within(&w, 20*time.Millisecond, func() int { <-release; finished.Store(true); return 1 })
+	_, err := within(w, 20*time.Millisecond, func() int { <-release; finished.Store(true); return 1 })
 	if !errors.Is(err, ErrBudget) || errors.Is(err, ErrNotStarted) {
 		t.Fatalf("a stuck job: %v, want past its budget, going on", err)
 	}
 	// The stuck job holds its worker: the next one gets another, and answers.
-	if v, err := within(&w, time.Second, func() int { return 8 }); v != 8 || err != nil {
+	if v, err := within(w, time.Second, func() int { return 8 }); v != 8 || err != nil {
 		t.Errorf("while another job is stuck: %d, %v", v, err)
 	}
 	close(release)
@@ -33,14 +35,12 @@ func TestWithin(t *testing.T) {
 		t.Errorf("the job past its budget did not go on to its end: %v", err)
 	}
 	for i := range 50 {
-		if v, err := within(&w, time.Second, func() int { return i }); v != i || err != nil {
+		if v, err := within(w, time.Second, func() int { return i }); v != i || err != nil {
 			t.Fatalf("job %d: %d, %v", i, v, err)
 		}
 	}
 	// The two workers so far (the stuck job's, and the one beside it) take them all.
-	w.mu.Lock()
-	live := w.live
-	w.mu.Unlock()
+	live := w.Live()
 	if live > 2 {
 		t.Errorf("%d workers after 50 jobs one after another, want 2 at most", live)
 	}
@@ -53,13 +53,13 @@ func TestWithin(t *testing.T) {
 func TestWorkersBounded(t *testing.T) {
 	t.Parallel()
 	const limit, events = 8, 500
-	w := newWorkersOf(limit, 10*time.Millisecond)
+	w := budget.NewPool(limit, 10*time.Millisecond)
 	release := make(chan struct{})
 	var started, finished atomic.Int64
 	before := runtime.NumGoroutine()
 	background, notStarted := 0, 0
 	for range events {
-		_, err := within(&w, time.Millisecond, func() int {
+		_, err := within(w, time.Millisecond, func() int {
 			started.Add(1)
 			<-release
 			finished.Add(1)
@@ -74,10 +74,8 @@ func TestWorkersBounded(t *testing.T) {
 			t.Fatalf("a job that hangs: %v", err)
 		}
 	}
-	grown, busy := runtime.NumGoroutine()-before, w.busy()
-	w.mu.Lock()
-	live := w.live
-	w.mu.Unlock()
+	grown, busy := runtime.NumGoroutine()-before, w.Busy()
+	live := w.Live()
 	// Other tests run meanwhile and start goroutines too: the workers' own count is the bound,
 	// and runtime.NumGoroutine is only logged (on main it grew by 500).
 	t.Logf("%d events while the work hangs: %d go on in the background, %d not started; %d workers, %d busy; %d more goroutines",
@@ -93,11 +91,11 @@ func TestWorkersBounded(t *testing.T) {
 	if started.Load() != int64(limit) {
 		t.Errorf("%d jobs started, want %d: a refused event's work ran", started.Load(), limit)
 	}
-	if err := pollFor(5*time.Second, func() bool { w.mu.Lock(); defer w.mu.Unlock(); return w.live == 0 }); err != nil {
+	if err := pollFor(5*time.Second, func() bool { return w.Live() == 0 }); err != nil {
 		t.Errorf("the idle workers did not end: %v", err)
 	}
 	// And the workers take work again.
-	if v, err := within(&w, time.Second, func() int { return 3 }); v != 3 || err != nil {
+	if v, err := within(w, time.Second, func() int { return 3 }); v != 3 || err != nil {
 		t.Errorf("after the hang: %d, %v", v, err)
 	}
 }
@@ -108,13 +106,13 @@ func TestWorkersBounded(t *testing.T) {
 func TestWorkersNeverLoseAJob(t *testing.T) {
 	t.Parallel()
 	const limit = 4
-	w := newWorkersOf(limit, time.Microsecond) // workers end as soon as they can: the race with run
+	w := budget.NewPool(limit, time.Microsecond) // workers end as soon as they can: the race with run
 	var running, most, done atomic.Int64
 	var wg sync.WaitGroup
 	for g := range limit {
 		wg.Go(func() {
 			for i := range 2000 {
-				v, err := within(&w, time.Minute, func() int {
+				v, err := within(w, time.Minute, func() int {
 					n := running.Add(1)
 					for m := most.Load(); n > m && !most.CompareAndSwap(m, n); m = most.Load() {
 					}

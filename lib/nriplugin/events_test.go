@@ -733,7 +733,7 @@ func TestBudgetIsUnderTheRequestTimeout(t *testing.T) {
 		{time.Second, 300 * time.Millisecond, minBudget},
 	} {
 		cfg.HookBudget = config.Duration(tc.hookBudget)
-		if got := budget(cfg, tc.request); got != tc.want {
+		if got := eventBudget(cfg, tc.request); got != tc.want {
 			t.Errorf("hookBudget %s, request timeout %s: budget %s, want %s", tc.hookBudget, tc.request, got, tc.want)
 		}
 	}

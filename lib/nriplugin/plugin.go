@@ -32,6 +32,7 @@ import (
 	"github.com/containerd/nri/pkg/api"
 	"github.com/containerd/nri/pkg/stub"
 
+	"github.com/resctrl-mon/resctrl-mon/lib/budget"
 	"github.com/resctrl-mon/resctrl-mon/lib/config"
 	"github.com/resctrl-mon/resctrl-mon/lib/lifecycle"
 	"github.com/resctrl-mon/resctrl-mon/lib/vocab"
@@ -58,7 +59,7 @@ type Plugin struct {
 	// seen spares the registry the events NRI sends twice (see seen).
 	seen seen
 	// workers do every event's work, within its budget.
-	workers workers
+	workers *budget.Pool
 	// pending retries pending pods when an event freed an RMID (see pendingRetry).
 	pending pendingRetry
 }
@@ -186,7 +187,7 @@ func (p *Plugin) Synchronize(_ context.Context, pods []*api.PodSandbox, ctrs []*
 	live, refused := liveContainers(pods, ctrs, sel, checkInit)
 	// A first start on a node full of pods can outlast the runtime's patience: past the
 	// budget the repair goes on in the background, under the same per-pod locks as events.
-	_, late := within(&p.workers, budget(cfg, p.timeouts.get()), func() struct{} {
+	_, late := within(p.workers, eventBudget(cfg, p.timeouts.get()), func() struct{} {
 		for id, err := range refused {
 			_ = m.Refuse(id, err)
 		}
@@ -252,8 +253,8 @@ func (p *Plugin) place(event string, pod *api.PodSandbox, ctr *api.Container, in
 		out = lifecycle.Outcome{Container: ctr.GetId(), Pod: idn.PodUID, Action: vocab.Skipped, Detail: "pod labels do not meet podSelector"}
 	default:
 		idn.ContainerName = ctr.GetName()
-		d := budget(cfg, p.timeouts.get())
-		r, late := within(&p.workers, d, func() result {
+		d := eventBudget(cfg, p.timeouts.get())
+		r, late := within(p.workers, d, func() result {
 			pid := initOf(ctr)
 			if pid == 0 {
 				return result{pid: pid, err: errNoInit}
@@ -328,7 +329,7 @@ func (p *Plugin) leave(event string, pod *api.PodSandbox, ctr *api.Container) bo
 	if idn, err := podIdentity(pod); err == nil {
 		d.Pod = idn
 	}
-	r, late := within(&p.workers, budget(cfg, p.timeouts.get()), func() result {
+	r, late := within(p.workers, eventBudget(cfg, p.timeouts.get()), func() result {
 		out, err := m.Leave(d)
 		return result{out: out, err: err}
 	})
@@ -353,7 +354,7 @@ func (p *Plugin) RemovePodSandbox(_ context.Context, pod *api.PodSandbox) error 
 	if idn, err := podIdentity(pod); err == nil {
 		e.PodUID = idn.PodUID
 	}
-	r, late := within(&p.workers, budget(cfg, p.timeouts.get()), func() result {
+	r, late := within(p.workers, eventBudget(cfg, p.timeouts.get()), func() result {
 		out, err := m.EndPod(e)
 		return result{out: out, err: err}
 	})

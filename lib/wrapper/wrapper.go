@@ -29,6 +29,7 @@ import (
 
 	specs "github.com/opencontainers/runtime-spec/specs-go"
 
+	"github.com/resctrl-mon/resctrl-mon/lib/budget"
 	"github.com/resctrl-mon/resctrl-mon/lib/config"
 	"github.com/resctrl-mon/resctrl-mon/lib/logging"
 )
@@ -37,7 +38,8 @@ import (
 const Prog = "resctrl-mon-runtime"
 
 // ErrBudget: the wrapper's work outlived hookBudget; the runtime is run regardless (fail-open).
-var ErrBudget = errors.New("time budget exhausted")
+// It is budget.ErrExhausted, the one error of every front end's budget.
+var ErrBudget = budget.ErrExhausted
 
 // ErrPanic is wrapped when the wrapper's own work panicked.
 var ErrPanic = errors.New("internal error")
@@ -125,10 +127,9 @@ func work(cmd Command, cfg config.Config, cfgErr error, hooks map[string]specs.H
 		r   result
 		err error
 	}
-	budget := time.Duration(cfg.HookBudget)
-	deadline := start.Add(budget - config.BudgetTail(budget))
-	ch := make(chan done, 1)
-	go func() {
+	b := budget.Budget{Start: start, Total: time.Duration(cfg.HookBudget)}
+	deadline := b.Deadline()
+	d, err := budget.Run(nil, time.Until(deadline), func() done {
 		r, err := guarded(func() (result, error) {
 			if cmd.Name == "exec" {
 				return join(cmd, cfg, tid, deadline)
@@ -140,20 +141,15 @@ func work(cmd Command, cfg config.Config, cfgErr error, hooks map[string]specs.H
 			}
 			return result{action: "hooks-added", detail: path + " " + strings.Join(added, ",")}, err
 		})
-		ch <- done{r, err}
-	}()
-	timer := time.NewTimer(time.Until(deadline))
-	defer timer.Stop()
-	select {
-	case d := <-ch:
-		if d.err != nil {
-			d.r.action = "failed"
-		}
-		return d.r, d.err
-	case <-timer.C:
-		return result{action: "failed"}, fmt.Errorf("%w: %s of the %s budget passed (the rest is kept to report)",
-			ErrBudget, budget-config.BudgetTail(budget), budget)
+		return done{r, err}
+	})
+	if err != nil {
+		return result{action: "failed"}, fmt.Errorf("%w: %s (the rest is kept to report)", ErrBudget, b.Passed())
 	}
+	if d.err != nil {
+		d.r.action = "failed"
+	}
+	return d.r, d.err
 }
 
 // join places the exec: tid, the thread that execs the runtime, written into the
@@ -217,7 +213,7 @@ func hooksFor(cfg config.Config, cfgPath string, environ []string) map[string]sp
 func logCall(cfg config.Config, stderr io.Writer, cmd Command, r result, err error, start time.Time) {
 	// A line syslog does not take within a quarter of the budget's tail is dropped: a
 	// stalled journal must not hold the runtime's command past the budget either.
-	tail := config.BudgetTail(time.Duration(cfg.HookBudget))
+	tail := budget.Tail(time.Duration(cfg.HookBudget))
 	log, closer, lerr := logging.Open(cfg.Log, Prog, filepath.Join(cfg.StateDir, "hook.log"), logging.WithSendTimeout(tail/4))
 	if lerr != nil {
 		fmt.Fprintf(stderr, "%s: %v\n", Prog, lerr)

@@ -49,7 +49,8 @@ func newJoinEnv(t *testing.T, policy config.FailurePolicy) *joinEnv {
 	dir := t.TempDir()
 	cfg := config.Default()
 	cfg.ResctrlRoot, cfg.StateDir, cfg.SnapshotDir = sim.Dir, filepath.Join(dir, "state"), ""
-	cfg.Log, cfg.FailurePolicy, cfg.HookBudget = "file:"+filepath.Join(dir, "hook.log"), policy, config.Duration(time.Second)
+	// A budget no loaded machine runs out of: the budget is TestJoinBudget's subject alone.
+	cfg.Log, cfg.FailurePolicy, cfg.HookBudget = "file:"+filepath.Join(dir, "hook.log"), policy, config.Duration(30*time.Second)
 	e := &joinEnv{sim: sim, cfg: cfg, group: "mon_groups/" + joinUID}
 	if code, stderr := e.run(t, "first", sleeper(t)); code != 0 {
 		t.Fatalf("the pod's first container: exit %d: %s", code, stderr)
@@ -140,7 +141,10 @@ func TestJoinBudget(t *testing.T) {
 		t.Run(string(policy), func(t *testing.T) {
 			t.Parallel()
 			e := newJoinEnv(t, policy)
-			e.sim.SetLatency(resctrlsim.OpTasksWrite, 4*time.Second)
+			// A budget the join's work before its write fits in (it takes milliseconds),
+			// and a write that outlasts it by far.
+			e.cfg.HookBudget = config.Duration(3 * time.Second)
+			e.sim.SetLatency(resctrlsim.OpTasksWrite, 10*time.Second)
 			pid := sleeper(t)
 			code := e.runProcess(t, "slow", pid)
 			if want := map[config.FailurePolicy]int{config.FailOpen: 0, config.FailClosed: 1}[policy]; code != want {

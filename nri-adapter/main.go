@@ -45,10 +45,9 @@ func main() {
 // oneProc runs the Go scheduler on one P unless GOMAXPROCS is set. The adapter handles one
 // event at a time and spends it waiting on resctrl and the registry's files; with a P per
 // core the scheduler wakes a spinning thread at every goroutine handoff and its sysmon keeps
-// polling, which was a third of the adapter's CPU per pod: BenchmarkAdapterVsPeer measured
-// 1.49-1.57x the peer's CPU per pod with two Ps, 1.22-1.33x with one, pod start unchanged
-// within its noise. A stuck resctrl write does not hold the one P: the
-// scheduler hands it to another thread once the write blocks.
+// polling, CPU spent on no event (what one P saves: docs/benchmarks.md, the adapter beside
+// its peer). A stuck resctrl write does not hold the one P: the scheduler hands it to
+// another thread once the write blocks.
 func oneProc(getenv func(string) string) {
 	if getenv("GOMAXPROCS") == "" {
 		runtime.GOMAXPROCS(1)

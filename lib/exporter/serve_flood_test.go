@@ -226,9 +226,9 @@ func flood(t *testing.T, reg *prometheus.Registry, n int) {
 	if at.answeredOpen == 0 {
 		t.Errorf("no reader was answered and still open when the heap was measured: the flood proves nothing")
 	}
-	// Two gathered scrapes in flight (~4 MiB each) and slack. Without the limit in flight
-	// this measured 36 MiB at n=10 and 54 MiB at n=80 (fewer stuck than clients: gathering
-	// 80 scrapes at once outlasts their write timeouts), with it 7 MiB.
+	// Two gathered scrapes in flight (~4 MiB each) and slack: without the limit in flight,
+	// every stuck client holds a gathered scrape, and the heap grows past it at n=10
+	// (docs/benchmarks.md, scrapes that stall).
 	const bound = 24 << 20
 	if grew > bound {
 		t.Errorf("heap grew %d MiB during the flood, want under %d MiB", grew>>20, bound>>20)

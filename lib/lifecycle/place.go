@@ -372,8 +372,7 @@ func (m *Manager) ensureGroup(rec state.Record, owned bool) (created bool, recla
 // the class mismatch). goresctrl's AssignPID checks the class before it writes, by listing
 // the resctrl root and reading every class's tasks (on a node, each such read walks every
 // thread of the node); that check only adds words, the class the init is in, so it runs
-// only once the kernel has refused the leader. On the simulator it was a quarter of a new
-// pod's resctrl traffic.
+// only once the kernel has refused the leader.
 func (m *Manager) moveThreads(name, class string, pid int) (moved, skipped int, err error) {
 	classed := class != ""
 	tids, err := procfs.Threads(pid)

@@ -4,8 +4,9 @@
 // os.OpenFile on Linux offers every file it opens to the runtime's network poller: it sets
 // the descriptor non-blocking, tries epoll_ctl (which refuses a regular file), and sets it
 // back, five system calls per open that do nothing for a file. A container's placement (the
-// hook's createRuntime, the NRI adapter's StartContainer) opens a dozen such files, and on a
-// VM each system call costs microseconds, so they were a third of the library's time.
+// hook's createRuntime, the NRI adapter's StartContainer) opens a dozen such files, and the
+// library's own work there is mostly system calls (what this saves: docs/benchmarks.md, the
+// NRI adapter).
 // Errors are *fs.PathError, as os gives them: errors.Is(err, fs.ErrNotExist) works.
 package sysfile
 

@@ -535,7 +535,7 @@ func TestRecreatedGroupIsANewLife(t *testing.T) {
 }
 
 // A .begin whose group vanished (no .end can be read for it) is a finished life: the
-// housekeeping prunes it by age like any other, where it used to stay forever.
+// housekeeping prunes it by age like any other; nothing else would ever remove it.
 func TestBeginOfAVanishedGroupIsPruned(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t, resctrlsim.Options{}, func(c *config.Config) {

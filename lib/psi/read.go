@@ -123,7 +123,7 @@ func Available(h cgroup.Host) error {
 }
 
 // Sample is a cgroup's pressure for every resource, read together: the one reading the
-// exporter, the sidecar (its metrics and the seed's) and top all take.
+// exporter, the sidecar (its metrics and cgroup_monitor_sc's) and top all take.
 type Sample struct {
 	p   [3]Pressure
 	err [3]error

@@ -51,7 +51,8 @@ var _ Groups = (*Kernel)(nil)
 // names the caller owns and their canonical form (goresctrl validates every key with them).
 // log receives goresctrl's own messages, at warning level and above: goresctrl logs through
 // a process-wide logger, and this is where the library opens resctrl, so it is wired here,
-// once, for every binary (before, the CLI printed goresctrl's raw lines on stderr).
+// once, for every binary (unwired, goresctrl prints its raw lines on stderr, outside the
+// log and its format).
 func Open(root string, valid func(string) bool, canon func(string) string, log *slog.Logger) (*Kernel, error) {
 	if err := Check(root); err != nil {
 		return nil, err

@@ -7,15 +7,16 @@ import (
 	"github.com/resctrl-mon/resctrl-mon/lib/psimetrics"
 )
 
-// seedFamily exports the seed's metrics, so its dashboards keep working:
+// seedFamily exports cgroup_monitor_sc's metrics, so dashboards built on them keep working:
 //
 //	cgroup_monitor_sc_monitored_{cpu,mem,io}_psi{type="some|full",window="10s|60s|300s|total"}
 //
 // gauges, the averages in percent and the total in microseconds, as the kernel writes
-// them; cpu has only type="some" (the seed never read cpu's full line). Unlike the seed,
-// a file that cannot be read leaves its series out instead of repeating the last values
-// forever, and no label is added: the seed had none but type and window. It is a family of
-// the main collector (psimetrics.Options.Also): the files are read once for both.
+// them. They are cgroup_monitor_sc's series exactly, neither more nor other: cpu has only
+// type="some", as it exports, and no label is added to its type and window. A file that
+// cannot be read leaves its series out: repeating the last values would pass a stale
+// reading for a current one. It is a family of the main collector
+// (psimetrics.Options.Also): the files are read once for both.
 type seedFamily struct {
 	descs map[psi.Resource]*prometheus.Desc
 }

@@ -9,14 +9,15 @@
 //   - --container-name: the Kubernetes container name, from the bind mount the kubelet
 //     makes for every container's termination log (<kubelet>/pods/<pod uid>/containers/
 //     <name>/<id>), visible in the process's mountinfo without any privilege;
-//   - otherwise the seed's flag files: the process whose /etc/pid_flag/pid_flag, read
+//   - otherwise cgroup_monitor_sc's flag files: the process whose /etc/pid_flag/pid_flag, read
 //     through /proc/<pid>/root, holds what the sidecar's /etc/pid_flag_sc/pid_flag holds.
 //
 // Finding the container is retried with a bounded backoff while /healthz answers 503 with
 // the reason, so a container that starts late, restarts or goes away never makes the
 // sidecar panic or hang; it follows the container's cgroup directory (cgroup.Host.ProcessDir)
 // until that is gone, then looks again. Metrics are read at scrape time (lib/psimetrics),
-// and with CompatSeedMetrics the seed's gauges are exported too, same names and labels.
+// and with CompatSeedMetrics cgroup_monitor_sc's gauges are exported too, same names and
+// labels.
 package sidecar
 
 import (
@@ -33,9 +34,9 @@ import (
 	"github.com/resctrl-mon/resctrl-mon/lib/clip"
 )
 
-// Defaults, the seed's where it had one.
+// Defaults, cgroup_monitor_sc's where it had one, so its deployments run unchanged.
 const (
-	DefaultPort       = 8888 // the seed's default when PORT is not set
+	DefaultPort       = 8888 // cgroup_monitor_sc's when PORT is not set
 	DefaultFlagPath   = "/etc/pid_flag/pid_flag"
 	DefaultFlagFile   = "/etc/pid_flag_sc/pid_flag"
 	DefaultMinBackoff = 100 * time.Millisecond
@@ -45,7 +46,8 @@ const (
 
 // Config is what the command line and environment give.
 type Config struct {
-	// Address is the host to listen on; empty for every interface, as the seed did.
+	// Address is the host to listen on; empty for every interface, where
+	// cgroup_monitor_sc's Service finds it.
 	Address string
 	// Port is the TCP port; 0 picks a free one (the address is logged).
 	Port int
@@ -63,7 +65,8 @@ type Config struct {
 	// Label is the value of the metrics' container label; by default the container name,
 	// else the flag's content, else empty.
 	Label string
-	// CompatSeedMetrics also exports the seed's cgroup_monitor_sc_monitored_*_psi gauges.
+	// CompatSeedMetrics also exports cgroup_monitor_sc's cgroup_monitor_sc_monitored_*_psi
+	// gauges.
 	CompatSeedMetrics bool
 	// Averages also exports the kernel's 10/60/300 s averages as ratios.
 	Averages bool
@@ -73,7 +76,7 @@ type Config struct {
 }
 
 // ParsePort reads the PORT variable: a decimal port number; empty means the default, as
-// for the seed.
+// cgroup_monitor_sc's deployments expect.
 func ParsePort(s string) (int, error) {
 	if s == "" {
 		return DefaultPort, nil

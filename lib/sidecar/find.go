@@ -21,7 +21,8 @@ var ErrNotFound = errors.New("container not found")
 type finder func() (int, error)
 
 // processes lists the pids in proc, lowest first (a container's init before the processes
-// it forks, as the seed's walk of /proc found them), less our own.
+// it forks, the order in which cgroup_monitor_sc's walk of /proc finds them, so both pick
+// the same process), less our own.
 func processes(proc string) ([]int, error) {
 	es, err := os.ReadDir(proc)
 	if err != nil {
@@ -51,7 +52,7 @@ func byPID(proc string, pid int) finder {
 	}
 }
 
-// byFlag is the seed's discovery: the first process whose flagPath, inside its own root,
+// byFlag is cgroup_monitor_sc's discovery: the first process whose flagPath, inside its own root,
 // holds want. Another process's root is readable only with ptrace access to it; how many
 // were not is part of the error, since that is the usual reason for finding nothing.
 func byFlag(proc, flagPath, want string) finder {

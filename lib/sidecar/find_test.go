@@ -37,7 +37,7 @@ func TestByFlag(t *testing.T) {
 	flagIn(t, proc, "7", "stress-ng-1\n") // ourselves: never the container
 	flagIn(t, proc, "12", "other\n")
 	flagIn(t, proc, "30", "stress-ng-1\n")
-	flagIn(t, proc, "200", " stress-ng-1 \n") // the seed compared trimmed contents
+	flagIn(t, proc, "200", " stress-ng-1 \n") // cgroup_monitor_sc compares trimmed contents
 	writeFile(t, filepath.Join(proc, "9", "stat"), "")
 	if err := os.MkdirAll(filepath.Join(proc, "sys"), 0o755); err != nil {
 		t.Fatal(err)

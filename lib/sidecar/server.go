@@ -90,7 +90,8 @@ func New(cfg Config, log *slog.Logger, now func() time.Time) (*Sidecar, error) {
 			}
 			return 1
 		}),
-		// The seed served the default registry, which has these.
+		// cgroup_monitor_sc serves the default registry, which has these: its users'
+		// dashboards may read them.
 		collectors.NewGoCollector(),
 		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
 	)
@@ -98,7 +99,7 @@ func New(cfg Config, log *slog.Logger, now func() time.Time) (*Sidecar, error) {
 }
 
 // Handler serves /metrics, /healthz (ready: 200 with the container found and its pressure
-// readable, else 503 and why) and /health (alive: always 200, the seed's route, for
+// readable, else 503 and why) and /health (alive: always 200, cgroup_monitor_sc's route, for
 // liveness probes that must not restart the sidecar while its container is missing).
 func (s *Sidecar) Handler() http.Handler {
 	mux := http.NewServeMux()
@@ -162,5 +163,5 @@ func (s *Sidecar) Serve(ctx context.Context, ln net.Listener) error {
 }
 
 // shutdownGrace bounds how long a shutdown waits for scrapes in flight: well inside the
-// seed manifest's terminationGracePeriodSeconds of 5.
+// terminationGracePeriodSeconds of 5 in cgroup_monitor_sc's manifest.
 const shutdownGrace = 3 * time.Second

@@ -86,7 +86,7 @@ func TestServe(t *testing.T) {
 	}
 }
 
-// The seed's metrics exactly: names, help, type, labels, values as the kernel wrote them.
+// cgroup_monitor_sc's metrics exactly: names, help, type, labels, values as the kernel wrote them.
 func TestSeedCollector(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()

@@ -83,7 +83,7 @@ func (s *Store) lockFile(path string, timeout time.Duration) (*lock, error) {
 
 // flockWaiter is one blocking flock on a lock file, shared by every caller of a Store
 // waiting for that file. Waiting in a blocking flock ends the moment the holder lets go
-// (polling slept up to 20 ms past a release), but it cannot be cancelled: a caller whose
+// (a poll would sleep past the release, up to its interval), but it cannot be cancelled: a caller whose
 // deadline comes first leaves it blocked, holding an OS thread. One per file, not one per
 // timed-out call, keeps a long-lived process (the NRI adapter, whose events on a pod with
 // a stuck lock each time out) from piling them up.

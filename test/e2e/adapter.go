@@ -26,8 +26,8 @@ func StartAdapterCmd(t testing.TB, e *HookEnv, cmd *exec.Cmd) (kill func()) {
 	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
 	var stderr strings.Builder
 	cmd.Stderr = &stderr
-	// Counted before the start: an adapter that synchronises at once (2 ms here) would
-	// otherwise be counted in, and waited for again until the deadline.
+	// Counted before the start: an adapter that synchronises at once, before the count is
+	// taken, would otherwise be counted in, and waited for again until the deadline.
 	before := strings.Count(e.Log(), "msg=synchronized")
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)

@@ -110,7 +110,7 @@ func StartContainerd(t testing.TB, o ContainerdOptions) *Containerd {
 		t.Fatalf("e2e: containerd: import the test image: %v", err)
 	}
 	// CRI learns of the import from containerd's ImageCreate event, a moment after ctr
-	// returns (seen: inspecti failing 8 ms before CRI's store had it).
+	// returns: an inspecti at once can fail.
 	if err := poll.Until(10*time.Second, func() error { _, err := c.Command("inspecti", TestImage); return err }); err != nil {
 		t.Fatalf("e2e: containerd: the imported image is not visible to CRI: %v", err)
 	}

@@ -23,7 +23,7 @@ const daemonTimeout = time.Minute
 // image is TestImage, imported with podman into CRI-O's store. The infra container is
 // dropped (drop_infra_ctr, CRI-O's default) for pods with a PID namespace per container, as
 // kubelet makes them; runc could not start it here anyway (its oom_score_adj of -998 needs
-// CAP_SYS_RESOURCE, which root lacks on these VMs).
+// CAP_SYS_RESOURCE, which root may lack: in a VM or container that dropped it).
 type CRIO struct {
 	*CRI
 	// Dir holds everything of this daemon; Root and RunRoot are its storage; Socket its

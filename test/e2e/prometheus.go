@@ -114,7 +114,7 @@ func StartPrometheusWith(t testing.TB, bin, jobs string) *Prometheus {
 }
 
 // freePort asks the kernel for a free loopback port. Another process could take it before
-// Prometheus binds it; on this machine nothing else picks ports at random.
+// Prometheus binds it: a test host runs nothing else that picks loopback ports at random.
 func freePort() (int, error) {
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {

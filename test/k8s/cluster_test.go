@@ -115,16 +115,16 @@ func (s *scenario) values() string {
 	if s.Runtime == "crio" {
 		runtimeRoot = filepath.Join(s.Work, "o", "runc")
 		// The cleanup mounts each config's top directory read-only, here /tmp (the cluster's
-		// directory), and CRI-O refuses that bind: /tmp holds submounts (the simulator's, the
-		// cluster's) and is a private mount on this VM. No wrapper runs on this cluster, so
-		// nothing is checked here; the check is exercised on containerd's.
+		// directory), and CRI-O refuses that bind where /tmp holds submounts (the
+		// simulator's, the cluster's) and is a private mount. No wrapper runs on this
+		// cluster, so nothing is checked here; the check is exercised on containerd's.
 		runtimeConfig = ""
 	}
 	priority := "system-node-critical"
 	if s.Runtime == "crio" {
 		// kubelet gives a node-critical pod oom_score_adj -997, which root without
-		// CAP_SYS_RESOURCE (this VM) may not set; containerd clamps it
-		// (restrict_oom_score_adj), CRI-O has no such setting.
+		// CAP_SYS_RESOURCE (a VM or container that dropped it) may not set; containerd
+		// clamps it (restrict_oom_score_adj), CRI-O has no such setting.
 		priority = ""
 	}
 	return fmt.Sprintf(`# The mode under test (nri is the default).

@@ -158,17 +158,18 @@ func writeTestFile(t *testing.T, path, content string) {
 	}
 }
 
-// TestSidecarPSI replaces the seed's deployment with podman: a pod sharing its process
-// namespace, the sidecar on the host finding the container by the seed's flag files. The
-// container starts after the sidecar (not ready, then ready), its cpu pressure rises while
-// it burns CPU, the seed's metric names are there with --compat-seed-metrics, and when the
-// container goes the sidecar is not ready again and keeps serving until SIGTERM.
+// TestSidecarPSI replays cgroup_monitor_sc's deployment with podman: a pod sharing its
+// process namespace, the sidecar on the host finding the container by cgroup_monitor_sc's
+// flag files. The container starts after the sidecar (not ready, then ready), its cpu
+// pressure rises while it burns CPU, cgroup_monitor_sc's metric names are there with
+// --compat-seed-metrics, and when the container goes the sidecar is not ready again and
+// keeps serving until SIGTERM.
 func TestSidecarPSI(t *testing.T) {
 	t.Parallel()
 	pm := e2e.Podman(t)
 	rootfs := e2e.Rootfs(t, nil)
 	flag := e2e.RandomName("e2e-psi-")
-	// The container's flag as the seed's ConfigMap volume gives it (a directory holding
+	// The container's flag as cgroup_monitor_sc's ConfigMap volume gives it (a directory holding
 	// pid_flag), mounted under /run: a tmpfs of podman's, so the shared rootfs is not
 	// written to make the mount point. The sidecar's copy is a file on the host.
 	flagDir := filepath.Join(t.TempDir(), "pid_flag")
@@ -264,7 +265,7 @@ func TestSidecarPSI(t *testing.T) {
 	t.Logf("sidecar log:\n%s", sc.logs())
 }
 
-// checkSeedMetrics checks the seed's gauges are there with exactly its labels: type and
+// checkSeedMetrics checks cgroup_monitor_sc's gauges are there with exactly its labels: type and
 // window, cpu with type "some" only.
 func checkSeedMetrics(t *testing.T, body string) {
 	t.Helper()

@@ -42,6 +42,11 @@ var errNotJoin = errors.New("the pod's group is gone: not a join")
 // deadline is when the hook stops waiting for resctrl; end, when its budget ends and the
 // process with it.
 func join(st specs.State, cfg config.Config, log *slog.Logger, deadline, end time.Time, onGroup func(string)) (out lifecycle.Outcome, err error, ok bool) {
+	// No state dir, no pod to join: nothing is made here for a call that is the worker's
+	// (the runtime may have moved on, and its caller with it, while this goroutine runs).
+	if _, err := state.OpenReadOnly(cfg.StateDir); err != nil {
+		return out, nil, false
+	}
 	g := &asideGroups{root: cfg.ResctrlRoot, log: log, deadline: deadline}
 	m, err := lifecycle.NewWith(cfg, log, g)
 	if err != nil {

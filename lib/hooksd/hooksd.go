@@ -7,6 +7,7 @@ package hooksd
 import (
 	"encoding/json"
 	"fmt"
+	"math"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -33,8 +34,32 @@ const (
 	MaxTimeout = 3600
 )
 
-// hookEnv is the environment the runtime gives the hook (hooks.d has no inheritance).
-var hookEnv = []string{"PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"}
+// HookName is the hook's file name, and its argv[0] in every entry.
+const HookName = "resctrl-mon-hook"
+
+// Env is the environment a runtime gives the hook: nothing is inherited from the runtime (a
+// hooks.d file has no inheritance, a bundle's hook entry neither).
+func Env() []string {
+	return []string{"PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"}
+}
+
+// TimeoutFor is the whole-second runtime timeout that leaves a hook given budget its margin
+// to end, and apply its failure policy, before the runtime kills it.
+func TimeoutFor(budget time.Duration) int {
+	return int(math.Ceil(budget.Seconds())) + int(margin/time.Second)
+}
+
+// Entry is the hook of one stage as a runtime runs it: the one shape of every registration,
+// whether a hooks.d file (Files) or an entry the runtime wrapper writes into a bundle's
+// config.json. configPath "" passes no --config (the hook then reads RESCTRL_MON_CONFIG from
+// env, or its built-in path).
+func Entry(hookPath, configPath string, budget time.Duration, timeout int, env []string, stage string) specs.Hook {
+	args := []string{HookName, "--hookBudget", budget.String()}
+	if configPath != "" {
+		args = append(args, "--config", configPath)
+	}
+	return specs.Hook{Path: hookPath, Args: append(args, stage), Env: env, Timeout: &timeout}
+}
 
 // Options say where the hook is and how long it may take. Paths are the host's: the runtime
 // reads them on the host.
@@ -110,14 +135,9 @@ func Files(o Options) (map[string][]byte, error) {
 	}
 	files := map[string][]byte{}
 	for _, stage := range Stages {
-		args := []string{"resctrl-mon-hook", "--hookBudget", o.Budget().String()}
-		if o.ConfigPath != "" {
-			args = append(args, "--config", o.ConfigPath)
-		}
-		timeout := o.Timeout
 		r := Registration{
 			Version: "1.0.0",
-			Hook:    specs.Hook{Path: o.HookPath, Args: append(args, stage), Env: hookEnv, Timeout: &timeout},
+			Hook:    Entry(o.HookPath, o.ConfigPath, o.Budget(), o.Timeout, Env(), stage),
 			When:    When{Always: true},
 			Stages:  []string{stage},
 		}

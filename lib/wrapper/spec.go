@@ -16,6 +16,7 @@ import (
 	specs "github.com/opencontainers/runtime-spec/specs-go"
 	"golang.org/x/sys/unix"
 
+	"github.com/resctrl-mon/resctrl-mon/lib/hooksd"
 	"github.com/resctrl-mon/resctrl-mon/lib/ocistate"
 	"github.com/resctrl-mon/resctrl-mon/lib/sysfile"
 )
@@ -23,7 +24,7 @@ import (
 // HookName is the hook's file name; an entry running a file of that name (or with that
 // argv[0]), given the stage as an argument, is taken to be resctrl-mon's wherever it is
 // installed (CRI-O's hooks.d may have added it before the runtime, the wrapper, was called).
-const HookName = "resctrl-mon-hook"
+const HookName = hooksd.HookName
 
 // ErrNotJSON is wrapped when config.json is not a JSON object: it is left as it is, and the
 // runtime reports it in its own words.

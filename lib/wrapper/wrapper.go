@@ -21,7 +21,6 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"math"
 	"os"
 	"path/filepath"
 	"strings"
@@ -31,6 +30,7 @@ import (
 
 	"github.com/resctrl-mon/resctrl-mon/lib/budget"
 	"github.com/resctrl-mon/resctrl-mon/lib/config"
+	"github.com/resctrl-mon/resctrl-mon/lib/hooksd"
 	"github.com/resctrl-mon/resctrl-mon/lib/logging"
 )
 
@@ -186,9 +186,8 @@ func guarded(f func() (result, error)) (r result, err error) {
 // applies its failure policy first), with the wrapper's RESCTRL_MON_ variables, the config
 // file's name among them, so that the hook reads the configuration the wrapper read.
 func hooksFor(cfg config.Config, cfgPath string, environ []string) map[string]specs.Hook {
-	budget := time.Duration(cfg.HookBudget)
-	timeout := int(math.Ceil(budget.Seconds())) + 2
-	env := []string{"PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"}
+	b := time.Duration(cfg.HookBudget)
+	env := hooksd.Env()
 	for _, kv := range environ {
 		if strings.HasPrefix(kv, config.EnvPrefix) && !strings.HasPrefix(kv, config.ConfigEnv+"=") {
 			env = append(env, kv)
@@ -202,9 +201,8 @@ func hooksFor(cfg config.Config, cfgPath string, environ []string) map[string]sp
 		env = append(env, config.ConfigEnv+"="+cfgPath)
 	}
 	out := map[string]specs.Hook{}
-	for _, stage := range []string{"createRuntime", "poststop"} {
-		out[stage] = specs.Hook{Path: cfg.RuntimeHook, Args: []string{HookName, "--hookBudget", budget.String(), stage},
-			Env: env, Timeout: &timeout}
+	for _, stage := range hooksd.Stages {
+		out[stage] = hooksd.Entry(cfg.RuntimeHook, "", b, hooksd.TimeoutFor(b), env, stage)
 	}
 	return out
 }

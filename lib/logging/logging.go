@@ -55,6 +55,22 @@ func Open(target, tag, fallback string, opts ...Option) (*slog.Logger, io.Closer
 	return slog.New(h).With("prog", tag), w, nil
 }
 
+// OpenOr opens the log as Open does, for a caller that must go on whatever the log is: when
+// it cannot be opened, it says why on w ("tag: why") and logs there instead. With w nil both
+// are dropped: a process whose stderr is nobody's (the hook's worker, a join left past its
+// budget) has nowhere better.
+func OpenOr(w io.Writer, target, tag, fallback string, opts ...Option) (*slog.Logger, io.Closer) {
+	log, closer, err := Open(target, tag, fallback, opts...)
+	if err == nil {
+		return log, closer
+	}
+	if w == nil {
+		return slog.New(slog.DiscardHandler), nopCloser{io.Discard}
+	}
+	fmt.Fprintf(w, "%s: %v\n", tag, err)
+	return slog.New(slog.NewTextHandler(w, nil)), nopCloser{w}
+}
+
 // Option changes how Open opens the log.
 type Option func(*options)
 

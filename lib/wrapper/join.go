@@ -95,10 +95,7 @@ func joinMain(in io.Reader, out io.Writer) int {
 
 // joinedLate logs a join that ended after the wrapper's budget.
 func joinedLate(req joinRequest, err error) {
-	log, closer, lerr := logging.Open(req.Log, Prog, filepath.Join(req.StateDir, "hook.log"), logging.WithSendTimeout(joinSendTimeout))
-	if lerr != nil {
-		return
-	}
+	log, closer := logging.OpenOr(nil, req.Log, Prog, filepath.Join(req.StateDir, "hook.log"), logging.WithSendTimeout(joinSendTimeout))
 	defer closer.Close()
 	attrs := []any{"command", "exec", "container", req.Container, "group", req.Group.Path,
 		"past_budget", time.Since(req.Deadline).Round(time.Millisecond)}

@@ -20,7 +20,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"log/slog"
 	"os"
 	"path/filepath"
 	"strings"
@@ -212,11 +211,7 @@ func logCall(cfg config.Config, stderr io.Writer, cmd Command, r result, err err
 	// A line syslog does not take within a quarter of the budget's tail is dropped: a
 	// stalled journal must not hold the runtime's command past the budget either.
 	tail := budget.Tail(time.Duration(cfg.HookBudget))
-	log, closer, lerr := logging.Open(cfg.Log, Prog, filepath.Join(cfg.StateDir, "hook.log"), logging.WithSendTimeout(tail/4))
-	if lerr != nil {
-		fmt.Fprintf(stderr, "%s: %v\n", Prog, lerr)
-		log, closer = slog.New(slog.NewTextHandler(stderr, nil)), io.NopCloser(nil)
-	}
+	log, closer := logging.OpenOr(stderr, cfg.Log, Prog, filepath.Join(cfg.StateDir, "hook.log"), logging.WithSendTimeout(tail/4))
 	defer closer.Close()
 	attrs := []any{"command", cmd.Name, "container", cmd.ContainerID, "action", r.action,
 		"duration", time.Since(start).Round(time.Microsecond)}

@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/intel/goresctrl/pkg/monitor"
+
 	"github.com/resctrl-mon/resctrl-mon/lib/vocab"
 )
 

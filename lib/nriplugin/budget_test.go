@@ -48,7 +48,7 @@ func TestWithin(t *testing.T) {
 
 // While resctrl hangs every event overruns its budget: the work of the first maxWorkers goes
 // on in the background, and every later event is answered at once, not started, so the
-// goroutines stay bounded however long the hang lasts (on main, 500 events left 500).
+// goroutines stay bounded however long the hang lasts.
 // Once the hang ends every started work ends, and the idle workers end too.
 func TestWorkersBounded(t *testing.T) {
 	t.Parallel()
@@ -77,7 +77,7 @@ func TestWorkersBounded(t *testing.T) {
 	grown, busy := runtime.NumGoroutine()-before, w.Busy()
 	live := w.Live()
 	// Other tests run meanwhile and start goroutines too: the workers' own count is the bound,
-	// and runtime.NumGoroutine is only logged (on main it grew by 500).
+	// and runtime.NumGoroutine is only logged.
 	t.Logf("%d events while the work hangs: %d go on in the background, %d not started; %d workers, %d busy; %d more goroutines",
 		events, background, notStarted, live, busy, grown)
 	if background != limit || notStarted != events-limit || busy != limit || live != limit {

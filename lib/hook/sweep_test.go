@@ -101,6 +101,24 @@ func TestBudget(t *testing.T) {
 		if !strings.Contains(string(log), "time budget exhausted") || !strings.Contains(string(log), "container=c-"+string(policy)) {
 			t.Errorf("%s: the log does not say the budget ran out: %s", policy, log)
 		}
+		// The worker the hook left writes the state dir until its slow write is done: the
+		// test's directory is removed after it is, not while (a loaded machine lost that race).
+		waitLogged(t, filepath.Join(dir, "hook.log"), "hook finished after its budget")
+	}
+}
+
+// waitLogged waits, a minute at most, for a line holding text in the log at path.
+func waitLogged(t *testing.T, path, text string) {
+	t.Helper()
+	deadline := time.Now().Add(time.Minute)
+	for {
+		if b, _ := os.ReadFile(path); strings.Contains(string(b), text) {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%s never logged %q", path, text)
+		}
+		time.Sleep(20 * time.Millisecond)
 	}
 }
 

@@ -24,7 +24,7 @@ type command struct{ Name, Help string }
 var cliBinaries = []binary{
 	{Name: "resctrl-mon", Pkg: "./cmd/resctrl-mon"},
 	{Name: "resctrl-mon-hook", Pkg: "./hooks"},
-	{Name: "resctrl-mon-nri", Pkg: "./nri-adapter"},
+	{Name: "resctrl-mon-nri", Pkg: "./cmd/resctrl-mon-nri"},
 }
 
 // cliData builds each binary as `make build` does, without the install's paths (so the

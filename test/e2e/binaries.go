@@ -42,7 +42,7 @@ var binaryPackages = map[*string]string{
 	&Binaries.Hook: "./hooks", &Binaries.Forker: "./test/e2e/forker", &Binaries.Noop: "./test/e2e/noophook",
 	&Binaries.CLI: "./cmd/resctrl-mon", &Binaries.ClassHook: "./test/e2e/classhook", &Binaries.Capture: "./test/e2e/capturehook",
 	&Binaries.Wrapper: "./cmd/resctrl-mon-runtime", &Binaries.NoopWrapper: "./test/e2e/noopwrapper",
-	&Binaries.NRI: "./nri-adapter", &Binaries.NoopNRI: "./test/e2e/noopnri",
+	&Binaries.NRI: "./cmd/resctrl-mon-nri", &Binaries.NoopNRI: "./test/e2e/noopnri",
 }
 
 // BuildBinaries builds Binaries once per source tree, not once per test binary: `go test

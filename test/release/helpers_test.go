@@ -19,7 +19,7 @@ import (
 var shipped = map[string]string{
 	"resctrl-mon":         "./cmd/resctrl-mon",
 	"resctrl-mon-hook":    "./hooks",
-	"resctrl-mon-nri":     "./nri-adapter",
+	"resctrl-mon-nri":     "./cmd/resctrl-mon-nri",
 	"resctrl-mon-runtime": "./cmd/resctrl-mon-runtime",
 }
 

@@ -37,7 +37,8 @@ func runChild(steps []Step, keep []any) error {
 		return fmt.Errorf("aside: block signals: %w", e)
 	}
 	pid, errno := vforkRun(steps)
-	syscall.RawSyscall6(syscall.SYS_RT_SIGPROCMASK, unix.SIG_SETMASK, uintptr(unsafe.Pointer(&old)), 0, 8, 0, 0)
+	// Restoring a mask read just above cannot fail.
+	_, _, _ = syscall.RawSyscall6(syscall.SYS_RT_SIGPROCMASK, unix.SIG_SETMASK, uintptr(unsafe.Pointer(&old)), 0, 8, 0, 0)
 	runtime.KeepAlive(keep)
 	if errno != 0 {
 		return fmt.Errorf("aside: vfork: %w", syscall.Errno(errno))
@@ -79,10 +80,10 @@ func child(steps []Step) {
 	// a copy of its file would outlive the hook.
 	if _, _, e := syscall.RawSyscall(unix.SYS_CLOSE_RANGE, 0, ^uintptr(0), 0); e != 0 {
 		for fd := uintptr(0); fd < 1024; fd++ {
-			syscall.RawSyscall(syscall.SYS_CLOSE, fd, 0, 0)
+			_, _, _ = syscall.RawSyscall(syscall.SYS_CLOSE, fd, 0, 0) // most are not open
 		}
 	}
-	syscall.RawSyscall(syscall.SYS_SETSID, 0, 0, 0)
+	_, _, _ = syscall.RawSyscall(syscall.SYS_SETSID, 0, 0, 0) // a vfork child is never a group leader
 	for i := range steps {
 		s := &steps[i]
 		a0 := s.Args[0]
@@ -96,6 +97,6 @@ func child(steps []Step) {
 		}
 	}
 	for {
-		syscall.RawSyscall(syscall.SYS_EXIT, 0, 0, 0)
+		_, _, _ = syscall.RawSyscall(syscall.SYS_EXIT, 0, 0, 0)
 	}
 }

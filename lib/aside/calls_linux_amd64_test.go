@@ -81,7 +81,7 @@ func stuckChild(io.Reader, io.Writer) int {
 	if err := c.Run(time.Now().Add(time.Minute), []Step{{Trap: syscall.SYS_GETPID}}); !errors.Is(err, ErrStuck) {
 		return 5
 	}
-	os.Stdout.WriteString("gave up\n")
+	_, _ = os.Stdout.WriteString("gave up\n")
 	return 0
 }
 

@@ -270,8 +270,3 @@ func (d *Duration) UnmarshalJSON(b []byte) error {
 
 // MarshalJSON writes the "5m0s" form.
 func (d Duration) MarshalJSON() ([]byte, error) { return []byte(`"` + d.String() + `"`), nil }
-
-// BudgetTail is the end of a hookBudget kept for what follows the wait for resctrl (the
-// hook's marking a pod late, the last log lines): a caller the runtime waits on then ends
-// inside its budget however slow resctrl or syslog are.
-func BudgetTail(budget time.Duration) time.Duration { return min(budget/4, time.Second) }

@@ -9,7 +9,6 @@
 package hook
 
 import (
-	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -19,6 +18,7 @@ import (
 
 	specs "github.com/opencontainers/runtime-spec/specs-go"
 
+	"github.com/resctrl-mon/resctrl-mon/lib/budget"
 	"github.com/resctrl-mon/resctrl-mon/lib/config"
 	"github.com/resctrl-mon/resctrl-mon/lib/identity"
 	"github.com/resctrl-mon/resctrl-mon/lib/lifecycle"
@@ -40,8 +40,9 @@ const markLateWait = 500 * time.Millisecond
 // it, and the pod's lock it may hold, forever.
 const workerSendTimeout = time.Second
 
-// ErrBudget: the hook's time budget (config key hookBudget) ran out.
-var ErrBudget = errors.New("time budget exhausted")
+// ErrBudget: the hook's time budget (config key hookBudget) ran out. It is
+// budget.ErrExhausted, the one error of every front end's budget.
+var ErrBudget = budget.ErrExhausted
 
 // Run handles one hook call and returns the process's exit code. start is when the process
 // started: the runtime's timeout counts from then, and so does the budget. cfgErr is a
@@ -60,17 +61,13 @@ var ErrBudget = errors.New("time budget exhausted")
 func Run(start time.Time, w *Worker, stage string, stdin io.Reader, stderr io.Writer, cfg config.Config, cfgErr error, logOpts ...logging.Option) int {
 	// A worker not given its request ends.
 	defer w.Close()
-	budget := time.Duration(cfg.HookBudget)
-	if budget <= 0 {
-		budget = time.Duration(config.Default().HookBudget)
+	b := budget.Budget{Start: start, Total: time.Duration(cfg.HookBudget)}
+	if b.Total <= 0 {
+		b.Total = time.Duration(config.Default().HookBudget)
 	}
-	deadline, tail := start.Add(budget), config.BudgetTail(budget) // marking the pod late (half of it), two log lines (a quarter each)
-	log, closer, err := logging.Open(cfg.Log, "resctrl-mon-hook", filepath.Join(cfg.StateDir, "hook.log"),
+	deadline, tail := b.End(), b.Tail() // marking the pod late (half of it), two log lines (a quarter each)
+	log, closer := logging.OpenOr(stderr, cfg.Log, "resctrl-mon-hook", filepath.Join(cfg.StateDir, "hook.log"),
 		append([]logging.Option{logging.WithSendTimeout(tail / 4)}, logOpts...)...)
-	if err != nil {
-		fmt.Fprintf(stderr, "resctrl-mon-hook: %v\n", err)
-		log, closer = slog.New(slog.NewTextHandler(stderr, nil)), io.NopCloser(nil)
-	}
 	defer closer.Close()
 
 	type result struct {
@@ -80,8 +77,7 @@ func Run(start time.Time, w *Worker, stage string, stdin io.Reader, stderr io.Wr
 	}
 	var id atomic.Value    // the container id, once stdin is read
 	var group atomic.Value // the pod's group, once the worker knows it
-	done := make(chan result, 1)
-	go func() {
+	r, late := budget.Run(nil, time.Until(b.Deadline()), func() result {
 		// Read stdin to EOF first, whatever happens next: a runtime may fail writing to a
 		// hook that stopped reading.
 		st, err := ocistate.ReadState(stdin)
@@ -93,16 +89,14 @@ func Run(start time.Time, w *Worker, stage string, stdin io.Reader, stderr io.Wr
 			err = fmt.Errorf("unknown stage %q (want %s or %s)", stage, CreateRuntime, Poststop)
 		}
 		if err != nil {
-			done <- result{lifecycle.Outcome{Container: st.ID}, vocab.Failed, err}
-			return
+			return result{lifecycle.Outcome{Container: st.ID}, vocab.Failed, err}
 		}
 		if stage == CreateRuntime {
 			if out, err, ok := join(st, cfg, log, deadline.Add(-tail), deadline, func(g string) { group.Store(g) }); ok {
 				if out.Container == "" {
 					out.Container = st.ID
 				}
-				done <- result{out, lifecycle.ActionOf(out, err), err}
-				return
+				return result{out, lifecycle.ActionOf(out, err), err}
 			}
 		}
 		if w == nil {
@@ -112,21 +106,15 @@ func Run(start time.Time, w *Worker, stage string, stdin io.Reader, stderr io.Wr
 			err = w.send(request{Stage: stage, State: st, Config: cfg, Deadline: deadline.Add(-tail)})
 		}
 		if err != nil {
-			done <- result{lifecycle.Outcome{Container: st.ID}, vocab.Failed, err}
-			return
+			return result{lifecycle.Outcome{Container: st.ID}, vocab.Failed, err}
 		}
 		out, action, err := w.wait(func(g string) { group.Store(g) })
 		if out.Container == "" {
 			out.Container = st.ID
 		}
-		done <- result{out, action, err}
-	}()
-	var r result
-	timer := time.NewTimer(time.Until(deadline.Add(-tail)))
-	defer timer.Stop()
-	select {
-	case r = <-done:
-	case <-timer.C:
+		return result{out, action, err}
+	})
+	if late != nil {
 		c, _ := id.Load().(string)
 		if g, _ := group.Load().(string); g != "" && stage == CreateRuntime {
 			// The placement may have moved some of the init's threads, or none: either
@@ -135,9 +123,9 @@ func Run(start time.Time, w *Worker, stage string, stdin io.Reader, stderr io.Wr
 				log.Warn("budget: could not mark the pod late-assigned; the worker or reconcile will", "container", c, "err", merr)
 			}
 		}
-		r = result{lifecycle.Outcome{Container: c}, vocab.Failed, fmt.Errorf("%w: %s of the %s budget passed before the %s hook finished "+
+		r = result{lifecycle.Outcome{Container: c}, vocab.Failed, fmt.Errorf("%w: %s before the %s hook finished "+
 			"(resctrl or the runtime's input is too slow; the rest is kept to report); the container is recorded and its placement completes later",
-			ErrBudget, budget-tail, budget, stage)}
+			ErrBudget, b.Passed(), stage)}
 	}
 	out, err := r.out, r.err
 	attrs := []any{"stage", stage, "container", out.Container, "pod", out.Pod, "group", out.Group,

@@ -68,11 +68,8 @@ func Work(in io.Reader, out io.Writer) int {
 		fmt.Fprintf(os.Stderr, "resctrl-mon-hook worker: reading the request: %v\n", err)
 		return 2
 	}
-	log, closer, err := logging.Open(req.Config.Log, "resctrl-mon-hook", filepath.Join(req.Config.StateDir, "hook.log"),
+	log, closer := logging.OpenOr(nil, req.Config.Log, "resctrl-mon-hook", filepath.Join(req.Config.StateDir, "hook.log"),
 		logging.WithSendTimeout(workerSendTimeout))
-	if err != nil {
-		log, closer = slog.New(slog.DiscardHandler), io.NopCloser(nil)
-	}
 	defer closer.Close()
 	enc := json.NewEncoder(out)
 	var group string

@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	budgetpkg "github.com/resctrl-mon/resctrl-mon/lib/budget"
 	"github.com/resctrl-mon/resctrl-mon/lib/config"
 	"github.com/resctrl-mon/resctrl-mon/test/e2e"
 	"github.com/resctrl-mon/resctrl-mon/test/poll"
@@ -56,7 +57,7 @@ func TestWrapperExecBudgetSweep(t *testing.T) {
 			for j, policy := range []string{"open", "closed"} {
 				n := 2*i + j + 1
 				p := &execPoint{name: fmt.Sprintf("tasks-write=%s budget=%s %s", lat, budget, policy), id: fmt.Sprintf("b%s-%s", budget, policy),
-					group: "mon_groups/" + execUID(n), budget: budget, policy: policy, late: lat > budget-config.BudgetTail(budget)}
+					group: "mon_groups/" + execUID(n), budget: budget, policy: policy, late: lat > budget-budgetpkg.Tail(budget)}
 				b := e.Bundle(e2e.CRIOPod(execUID(n), e2e.SandboxOf("0123456789abcdef"[n]), p.id), "sleep", "600")
 				if err := e.w.plain.Run(p.id, b); err != nil {
 					t.Fatalf("%s: %v\n%s", p.name, err, e.Log())

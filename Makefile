@@ -75,7 +75,7 @@ runtimes: deps
 build:
 	$(STATIC) $(GO) build $(TAGS) ./...
 	$(STATIC) $(GO) build $(TAGS) -o $(BIN)/resctrlsim ./test/resctrlsim/cmd/resctrlsim
-	$(STATIC) $(GO) build $(TAGS) $(GOLDFLAGS) -o $(BIN)/resctrl-mon-hook ./hooks
+	$(STATIC) $(GO) build $(TAGS) $(GOLDFLAGS) -o $(BIN)/resctrl-mon-hook ./cmd/resctrl-mon-hook
 	$(STATIC) $(GO) build $(TAGS) $(GOLDFLAGS) -o $(BIN)/resctrl-mon ./cmd/resctrl-mon
 	$(STATIC) $(GO) build $(TAGS) $(GOLDFLAGS) -o $(BIN)/resctrl-mon-nri ./cmd/resctrl-mon-nri
 	$(STATIC) $(GO) build $(TAGS) $(GOLDFLAGS) -o $(BIN)/resctrl-mon-runtime ./cmd/resctrl-mon-runtime
@@ -93,7 +93,7 @@ image: build licenses
 # of every module they link (cmd/licenses, from `go list -deps` with the build's tags and
 # CGO_ENABLED=0; a module without a license file fails by name). The image has them in
 # /licenses, the release tarball in licenses/.
-SHIPPED  := ./hooks ./cmd/resctrl-mon-nri ./cmd/resctrl-mon ./cmd/resctrl-mon-runtime
+SHIPPED  := ./cmd/resctrl-mon-hook ./cmd/resctrl-mon-nri ./cmd/resctrl-mon ./cmd/resctrl-mon-runtime
 LICENSES ?= $(BIN)/licenses
 licenses:
 	$(STATIC) $(GO) run $(TAGS) ./cmd/licenses $(TAGS) -o $(LICENSES) $(SHIPPED)

@@ -20,7 +20,6 @@ import (
 	"os/signal"
 	"path/filepath"
 	"runtime"
-	"slices"
 	"syscall"
 	"time"
 
@@ -150,14 +149,15 @@ func openLog(cfg config.Config) (*slog.Logger, io.Closer, error) {
 func parseArgs(args []string, stderr io.Writer) (invocation, error) {
 	fs := flag.NewFlagSet("resctrl-mon-nri", flag.ContinueOnError)
 	fs.SetOutput(stderr)
+	flags := config.BindFlags(fs)
 	fs.Usage = func() {
+		flags.FillUsage()
 		fmt.Fprintln(stderr, "usage: resctrl-mon-nri [flags]  (an NRI plugin: places each container in its pod's resctrl group at the runtime's NRI events;")
 		fmt.Fprintln(stderr, "       exits 1 when the runtime drops the connection, for its supervisor to restart it, and 2 on a bad configuration;")
 		fmt.Fprintln(stderr, "       runs the Go scheduler on one CPU at a time unless GOMAXPROCS is set in its environment)")
 		fs.PrintDefaults()
 	}
-	cfgPath := fs.String("config", "", config.ConfigFlagUsage())
-	inv := invocation{set: map[string]string{}}
+	var inv invocation
 	fs.StringVar(&inv.opts.Name, "nri-name", "resctrl-mon", "plugin name to register with the runtime")
 	fs.StringVar(&inv.opts.Index, "nri-idx", "", "plugin index (two digits) to register with (default "+nriplugin.DefaultIndex+"; a pre-registered plugin gets it from its file name)")
 	fs.StringVar(&inv.opts.Socket, "nri-socket", "", "the runtime's NRI socket (default NRI's, /var/run/nri/nri.sock)")
@@ -165,9 +165,6 @@ func parseArgs(args []string, stderr io.Writer) (invocation, error) {
 	fs.StringVar(&inv.export.Listen, "listen", "", "also serve the node's metrics, as resctrl-mon serve does, on this `host:port`; none: no exporter")
 	fs.StringVar(&inv.export.WebConfigFile, "web.config.file", "", "exporter-toolkit web configuration (TLS, basic auth) for --listen")
 	fs.BoolVar(&inv.export.PressureAverages, "pressure-averages", false, "with --listen, also export the kernel's 10/60/300 s pressure averages")
-	for _, k := range config.Keys() {
-		fs.String(k, "", config.FlagUsage(k))
-	}
 	if err := fs.Parse(args); err != nil {
 		return invocation{}, err
 	}
@@ -183,11 +180,6 @@ func parseArgs(args []string, stderr io.Writer) (invocation, error) {
 		fmt.Fprintf(stderr, "resctrl-mon-nri: --web.config.file and --pressure-averages need --listen\n")
 		return invocation{}, errors.New("bad usage")
 	}
-	inv.configPath = *cfgPath
-	fs.Visit(func(f *flag.Flag) {
-		if slices.Contains(config.Keys(), f.Name) {
-			inv.set[f.Name] = f.Value.String()
-		}
-	})
+	inv.configPath, inv.set = flags.Path(), flags.Given()
 	return inv, nil
 }

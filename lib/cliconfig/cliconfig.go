@@ -1,7 +1,8 @@
-// Package cliconfig turns the shared configuration into urfave/cli flags, so the NRI adapter
-// and the CLI accept the same settings the same way: --config FILE, then one flag per
-// top-level key (--retention 5m), overriding the file and the environment. (The hook binary
-// takes the same flags through the standard library's flag package: see hooks/main.go.)
+// Package cliconfig turns the shared configuration into flags, so every binary accepts the
+// same settings the same way: --config FILE, then one flag per top-level key
+// (--retention 5m), overriding the file and the environment. Flags and Load bind them for
+// urfave/cli (the CLI); config.BindFlags does it for the standard library's flag package (the
+// hook, the NRI adapter), without linking urfave/cli into them.
 package cliconfig
 
 import (

@@ -23,7 +23,7 @@ type command struct{ Name, Help string }
 // resctrl-mon-runtime, has none (every argument is the real runtime's): the page says so.
 var cliBinaries = []binary{
 	{Name: "resctrl-mon", Pkg: "./cmd/resctrl-mon"},
-	{Name: "resctrl-mon-hook", Pkg: "./hooks"},
+	{Name: "resctrl-mon-hook", Pkg: "./cmd/resctrl-mon-hook"},
 	{Name: "resctrl-mon-nri", Pkg: "./cmd/resctrl-mon-nri"},
 }
 

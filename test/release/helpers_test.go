@@ -18,7 +18,7 @@ import (
 // shipped are the binaries a release ships, and the packages they are built from.
 var shipped = map[string]string{
 	"resctrl-mon":         "./cmd/resctrl-mon",
-	"resctrl-mon-hook":    "./hooks",
+	"resctrl-mon-hook":    "./cmd/resctrl-mon-hook",
 	"resctrl-mon-nri":     "./cmd/resctrl-mon-nri",
 	"resctrl-mon-runtime": "./cmd/resctrl-mon-runtime",
 }

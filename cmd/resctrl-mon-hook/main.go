@@ -67,21 +67,11 @@ func parseArgs(args []string, stderr io.Writer) (invocation, error) {
 	fs := flag.NewFlagSet("resctrl-mon-hook", flag.ContinueOnError)
 	// Nothing on stdout: runtimes may treat hook output as theirs.
 	fs.SetOutput(stderr)
+	flags := config.BindFlags(fs)
 	fs.Usage = func() {
-		// The flags' texts are made only to be printed: each names its key's default, and
-		// making them all cost more than the rest of the hook's command line and config.
-		fs.VisitAll(func(f *flag.Flag) {
-			f.Usage = config.ConfigFlagUsage()
-			if f.Name != "config" {
-				f.Usage = config.FlagUsage(f.Name)
-			}
-		})
+		flags.FillUsage()
 		fmt.Fprintf(stderr, "usage: resctrl-mon-hook [flags] %s|%s  (the container's state on stdin)\n", hook.CreateRuntime, hook.Poststop)
 		fs.PrintDefaults()
-	}
-	cfgPath := fs.String("config", "", "")
-	for _, k := range config.Keys() {
-		fs.String(k, "", "")
 	}
 	if err := fs.Parse(args); err != nil {
 		return invocation{}, err
@@ -91,11 +81,6 @@ func parseArgs(args []string, stderr io.Writer) (invocation, error) {
 		fs.Usage()
 		return invocation{}, errors.New("bad usage")
 	}
-	inv := invocation{stage: fs.Arg(0), configPath: *cfgPath, set: map[string]string{}}
-	fs.Visit(func(f *flag.Flag) {
-		if f.Name != "config" {
-			inv.set[f.Name] = f.Value.String()
-		}
-	})
+	inv := invocation{stage: fs.Arg(0), configPath: flags.Path(), set: flags.Given()}
 	return inv, nil
 }

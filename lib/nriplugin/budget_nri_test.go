@@ -2,7 +2,6 @@ package nriplugin
 
 import (
 	"fmt"
-	"log/slog"
 	"strings"
 	"testing"
 	"time"
@@ -31,19 +30,7 @@ func TestBudgetWorkersBounded(t *testing.T) {
 				c.FailurePolicy = policy
 				c.HookBudget = config.Duration(minBudget)
 			})
-			p, err := New(e.cfg, slog.New(slog.NewTextHandler(testWriter{t}, nil)))
-			if err != nil {
-				t.Fatal(err)
-			}
-			a := e.run(p, Options{})
-			t.Cleanup(a.cancel)
-			select {
-			case <-e.rt.synced:
-			case err := <-a.done:
-				t.Fatalf("the adapter stopped before it synchronised: %v", err)
-			case <-time.After(syncDeadline):
-				t.Fatalf("the adapter did not synchronise within %s", syncDeadline)
-			}
+			p := e.startAdapter(Options{}).p
 			pd := pod(uidA, sbA, "default", "web")
 			e.rt.runPod(pd)
 

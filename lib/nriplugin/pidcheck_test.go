@@ -2,12 +2,10 @@ package nriplugin
 
 import (
 	"bytes"
-	"log/slog"
 	"slices"
 	"strings"
 	"sync"
 	"testing"
-	"time"
 
 	"github.com/containerd/nri/pkg/api"
 
@@ -28,19 +26,7 @@ func TestPidOutsideTheContainersCgroupRefused(t *testing.T) {
 			t.Parallel()
 			e := newEnv(t, nil)
 			var log lockedBuffer
-			p, err := New(e.cfg, slog.New(slog.NewTextHandler(&log, nil)))
-			if err != nil {
-				t.Fatal(err)
-			}
-			a := e.run(p, Options{})
-			select {
-			case <-e.rt.synced:
-			case err := <-a.done:
-				t.Fatalf("the adapter stopped before it synchronised: %v", err)
-			case <-time.After(syncDeadline):
-				t.Fatalf("the adapter did not synchronise within %s", syncDeadline)
-			}
-			t.Cleanup(func() { a.cancel() })
+			e.startAdapterLogging(Options{}, &log)
 
 			// Another pod's process, forked and running in its own container's cgroup.
 			other := lateInit(t)

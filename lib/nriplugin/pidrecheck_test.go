@@ -1,7 +1,6 @@
 package nriplugin
 
 import (
-	"log/slog"
 	"os"
 	"path/filepath"
 	"slices"
@@ -29,19 +28,7 @@ func TestPidRecheckedAfterThePodsLock(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t, nil)
 	var log lockedBuffer
-	p, err := New(e.cfg, slog.New(slog.NewTextHandler(&log, nil)))
-	if err != nil {
-		t.Fatal(err)
-	}
-	a := e.run(p, Options{})
-	select {
-	case <-e.rt.synced:
-	case err := <-a.done:
-		t.Fatalf("the adapter stopped before it synchronised: %v", err)
-	case <-time.After(syncDeadline):
-		t.Fatalf("the adapter did not synchronise within %s", syncDeadline)
-	}
-	t.Cleanup(func() { a.cancel() })
+	e.startAdapterLogging(Options{}, &log)
 
 	own := proctest.Hold(t, "sleep 600")       // the container's created init, in its cgroup
 	elsewhere := proctest.Hold(t, "sleep 600") // another container's cgroup

@@ -3,6 +3,7 @@ package nriplugin
 import (
 	"context"
 	"fmt"
+	"io"
 	"log/slog"
 	"os"
 	"os/exec"
@@ -236,6 +237,7 @@ func newEnvSim(t *testing.T, simOpts resctrlsim.Options, edit func(*config.Confi
 
 // adapter is a running adapter; stop ends it and returns what Run returned.
 type adapter struct {
+	p      *Plugin
 	cancel context.CancelFunc
 	done   chan error
 }
@@ -249,7 +251,14 @@ func (a *adapter) stop() error {
 // synchronised.
 func (e *env) startAdapter(o Options) *adapter {
 	e.t.Helper()
-	p, err := New(e.cfg, slog.New(slog.NewTextHandler(testWriter{e.t}, nil)))
+	return e.startAdapterLogging(o, testWriter{e.t})
+}
+
+// startAdapterLogging is startAdapter with the adapter's log written to w (a test that reads
+// what the adapter said).
+func (e *env) startAdapterLogging(o Options, w io.Writer) *adapter {
+	e.t.Helper()
+	p, err := New(e.cfg, slog.New(slog.NewTextHandler(w, nil)))
 	if err != nil {
 		e.t.Fatal(err)
 	}
@@ -271,7 +280,7 @@ func (e *env) run(p *Plugin, o Options) *adapter {
 		o.SweepEvery = time.Hour
 	}
 	ctx, cancel := context.WithCancel(context.Background())
-	a := &adapter{cancel: cancel, done: make(chan error, 1)}
+	a := &adapter{p: p, cancel: cancel, done: make(chan error, 1)}
 	go func() { a.done <- p.Run(ctx, o) }()
 	return a
 }

@@ -162,11 +162,11 @@ fuzz:
 bench: runtimes
 	bash test/runtimes/nri-resctrl-mon.sh >/dev/null
 	$(GO) test $(TAGS) -run XXX -bench . -benchtime 2000x ./test/resctrlsim/
-	$(GO) test $(TAGS) -run XXX -bench Hook -benchtime 200x ./test/e2e/
-	$(GO) test $(TAGS) -run XXX -bench ContainerStart -benchtime 30x ./test/e2e/
-	$(GO) test $(TAGS) -run XXX -bench Wrapper -benchtime 30x ./test/e2e/
-	$(GO) test $(TAGS) -run XXX -bench PodStartNRI -benchtime 30x ./test/e2e/
-	$(GO) test $(TAGS) -run XXX -bench AdapterVsPeer -benchtime 30x ./test/e2e/
+	$(GO) test $(TAGS) -run XXX -bench Hook -benchtime 200x ./test/e2e/bench/
+	$(GO) test $(TAGS) -run XXX -bench ContainerStart -benchtime 30x ./test/e2e/bench/
+	$(GO) test $(TAGS) -run XXX -bench Wrapper -benchtime 30x ./test/e2e/bench/
+	$(GO) test $(TAGS) -run XXX -bench PodStartNRI -benchtime 30x ./test/e2e/bench/
+	$(GO) test $(TAGS) -run XXX -bench AdapterVsPeer -benchtime 30x ./test/e2e/bench/
 	$(GO) test $(TAGS) -run XXX -bench . -benchtime 300x ./lib/wrapper/
 	$(GO) test $(TAGS) -run XXX -bench Reconcile -benchtime 3x ./lib/lifecycle/
 	$(GO) test $(TAGS) -run XXX -bench JoinLifecycle -benchtime 300x ./lib/lifecycle/

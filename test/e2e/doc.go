@@ -26,7 +26,7 @@
 // simulator (test/simenv), config, state and log, with the hook listed in bundles it makes
 // (HookEnv); NewRecEnv adds a runc whose root the config names, for reconcile. The tests are
 // one package per front end beside this one (hook, nri, wrapper, reconcile, exporter,
-// sidecar, install, identity, runtimes); the benchmarks stay in this directory.
+// sidecar, install, identity, runtimes) and bench (the benchmarks).
 //
 // Everything here needs root. Where a precondition is missing (not root, a runtime or
 // busybox-static not installed, CRI-O or containerd not built) the test is skipped, unless

@@ -1,4 +1,4 @@
-package e2e_test
+package bench_test
 
 import (
 	"bytes"
@@ -20,7 +20,7 @@ import (
 // group, the common case) against a no-op Go hook binary that only reads its stdin, run
 // alternately in the same loop. Target: ≤ 1.5× (see docs/benchmarks.md for what the simulator adds).
 func BenchmarkHook(b *testing.B) {
-	buildBinaries(b)
+	e2e.BuildBinaries(b)
 	sim := resctrlsim.MountT(b, resctrlsim.Options{SettleInterval: -1})
 	cfg := writeBenchConfig(b, e2e.Tmpfs(b), sim.Dir)
 	sleeper := exec.Command("sleep", "3600")
@@ -28,7 +28,7 @@ func BenchmarkHook(b *testing.B) {
 		b.Fatal(err)
 	}
 	b.Cleanup(func() { _ = sleeper.Process.Kill(); _ = sleeper.Wait() })
-	ann := crioPod(uidA, sandboxOf('a'), "app")
+	ann := e2e.CRIOPod(e2e.PodUIDA, e2e.SandboxOf('a'), "app")
 	run := func(bin string, args []string, st specs.State) time.Duration {
 		cmd := exec.Command(bin, args...)
 		cmd.Stdin = bytes.NewReader(mustJSON(b, st))
@@ -40,15 +40,15 @@ func BenchmarkHook(b *testing.B) {
 	}
 	hookArgs := func(stage string) []string { return []string{"--config", cfg, stage} }
 	// The pod's group exists: what is timed is a container joining it.
-	run(binaries.hook, hookArgs("createRuntime"), specs.State{ID: "first", Pid: sleeper.Process.Pid, Annotations: ann})
+	run(e2e.Binaries.Hook, hookArgs("createRuntime"), specs.State{ID: "first", Pid: sleeper.Process.Pid, Annotations: ann})
 	var hookTs, noopTs []time.Duration
 	i := 0
 	for b.Loop() {
 		st := specs.State{ID: fmt.Sprintf("c%d", i), Pid: sleeper.Process.Pid, Annotations: ann}
-		noopTs = append(noopTs, run(binaries.noop, nil, st))
-		hookTs = append(hookTs, run(binaries.hook, hookArgs("createRuntime"), st))
+		noopTs = append(noopTs, run(e2e.Binaries.Noop, nil, st))
+		hookTs = append(hookTs, run(e2e.Binaries.Hook, hookArgs("createRuntime"), st))
 		b.StopTimer()
-		run(binaries.hook, hookArgs("poststop"), specs.State{ID: st.ID, Annotations: ann})
+		run(e2e.Binaries.Hook, hookArgs("poststop"), specs.State{ID: st.ID, Annotations: ann})
 		b.StartTimer()
 		i++
 	}
@@ -63,21 +63,21 @@ func BenchmarkHook(b *testing.B) {
 // config.json against the same container without them, alternately. Target: ≤ 1.05×. It
 // also times a no-op Go hook in the same place: the floor any exec'd hook starts from.
 func BenchmarkContainerStart(b *testing.B) {
-	buildBinaries(b)
+	e2e.BuildBinaries(b)
 	sim := resctrlsim.MountT(b, resctrlsim.Options{SettleInterval: -1})
 	cfg := writeBenchConfig(b, e2e.Tmpfs(b), sim.Dir)
 	rootfs := e2e.Rootfs(b, nil)
 	r := e2e.NewRuntime(b, "runc")
 	hooks := func(stage string) specs.Hook {
-		return specs.Hook{Path: binaries.hook, Args: []string{"resctrl-mon-hook", "--config", cfg, stage}}
+		return specs.Hook{Path: e2e.Binaries.Hook, Args: []string{"resctrl-mon-hook", "--config", cfg, stage}}
 	}
-	ann := crioPod(uidA, sandboxOf('a'), "app")
+	ann := e2e.CRIOPod(e2e.PodUIDA, e2e.SandboxOf('a'), "app")
 	with := e2e.NewBundle(b, rootfs, e2e.BundleOptions{Args: []string{"sleep", "600"}, Annotations: ann,
 		Hooks: &specs.Hooks{CreateRuntime: []specs.Hook{hooks("createRuntime")}, Poststop: []specs.Hook{hooks("poststop")}}})
 	without := e2e.NewBundle(b, rootfs, e2e.BundleOptions{Args: []string{"sleep", "600"}, Annotations: ann})
 	// The floor: the same hook slot filled by a no-op Go binary.
 	noop := e2e.NewBundle(b, rootfs, e2e.BundleOptions{Args: []string{"sleep", "600"}, Annotations: ann,
-		Hooks: &specs.Hooks{CreateRuntime: []specs.Hook{{Path: binaries.noop}}}})
+		Hooks: &specs.Hooks{CreateRuntime: []specs.Hook{{Path: e2e.Binaries.Noop}}}})
 	start := func(id string, bundle *e2e.Bundle) time.Duration {
 		t0 := time.Now()
 		if err := r.Run(id, bundle); err != nil {

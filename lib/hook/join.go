@@ -11,7 +11,6 @@ import (
 	"time"
 	"unsafe"
 
-	"github.com/intel/goresctrl/pkg/monitor"
 	specs "github.com/opencontainers/runtime-spec/specs-go"
 	"golang.org/x/sys/unix"
 
@@ -104,15 +103,6 @@ func live(rec state.Record, p lifecycle.Placement, retention time.Duration, end 
 		return rec.IdleSince == nil
 	}
 	return rec.IdleSince != nil && rec.IdleSince.Add(retention).After(end)
-}
-
-// canonicalGroupName is lifecycle's (pod UIDs lowercased and dashed; container ids are
-// case-sensitive), for goresctrl's keys.
-func canonicalGroupName(name string) string {
-	if monitor.PodUIDValidator(name) {
-		return monitor.CanonicalizePodUID(name)
-	}
-	return name
 }
 
 // asideGroups is resctrl for a join in the hook's process: what a join asks of it (is the
@@ -220,7 +210,7 @@ func (g *asideGroups) Remove(name string) error {
 
 func (g *asideGroups) goresctrl() (*resctrlfs.Kernel, error) {
 	if g.kernel == nil {
-		k, err := resctrlfs.Open(g.root, lifecycle.ValidGroupName, canonicalGroupName, g.log)
+		k, err := lifecycle.OpenResctrl(g.root, g.log)
 		if err != nil {
 			return nil, err
 		}

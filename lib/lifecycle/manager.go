@@ -65,7 +65,7 @@ type Manager struct {
 
 // New checks the resctrl root and opens the state directory.
 func New(cfg config.Config, log *slog.Logger) (*Manager, error) {
-	rs, err := resctrlfs.Open(cfg.ResctrlRoot, ValidGroupName, canonicalGroupName, log)
+	rs, err := OpenResctrl(cfg.ResctrlRoot, log)
 	if err != nil {
 		return nil, err
 	}
@@ -108,6 +108,13 @@ func ValidGroupName(name string) bool {
 		return ocistate.ValidContainerID(id)
 	}
 	return monitor.PodUIDValidator(name) || identity.IsSandboxID(name)
+}
+
+// OpenResctrl is goresctrl's view of the resctrl root, keyed by our group names: what New
+// gives the Manager, and what a front end with resctrl of its own (the hook's join) falls
+// back to for goresctrl's class check.
+func OpenResctrl(root string, log *slog.Logger) (*resctrlfs.Kernel, error) {
+	return resctrlfs.Open(root, ValidGroupName, canonicalGroupName, log)
 }
 
 // canonicalGroupName lowercases and dashes pod UIDs only: container ids are case-sensitive.

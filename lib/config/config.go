@@ -80,6 +80,11 @@ const (
 type Config struct {
 	// ResctrlRoot is where resctrl is mounted.
 	ResctrlRoot string `json:"resctrlRoot"`
+	// ResctrlSimulator lets ResctrlRoot be the project's resctrl simulator (test/resctrlsim),
+	// for demos and tests on hosts without RDT. Off, only the kernel's resctrl is accepted:
+	// a product binary must not write its groups into a FUSE file system that signs itself
+	// as the simulator (resctrlfs.MountFor).
+	ResctrlSimulator bool `json:"resctrlSimulator"`
 	// StateDir holds the registry of owned groups and the per-pod locks. It should be on
 	// tmpfs: resctrl is in memory too, and both are gone after a reboot.
 	StateDir string `json:"stateDir"`

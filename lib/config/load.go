@@ -190,6 +190,12 @@ func (c *Config) Set(key, val string) error {
 			return fmt.Errorf("config key %q: %q is not a duration like 90s or 5m", key, val)
 		}
 		f.Set(reflect.ValueOf(Duration(d)))
+	case bool:
+		b, err := strconv.ParseBool(val)
+		if err != nil {
+			return fmt.Errorf("config key %q: %q is not true or false", key, val)
+		}
+		f.SetBool(b)
 	case int:
 		n, err := strconv.Atoi(val)
 		if err != nil {
@@ -210,7 +216,7 @@ func (c *Config) scalarFields() map[string]reflect.Value {
 		f := v.Type().Field(i)
 		key := strings.Split(f.Tag.Get("json"), ",")[0]
 		switch v.Field(i).Kind() {
-		case reflect.String, reflect.Int, reflect.Int64:
+		case reflect.String, reflect.Int, reflect.Int64, reflect.Bool:
 			out[key] = v.Field(i)
 		}
 	}

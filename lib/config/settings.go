@@ -17,7 +17,8 @@ type Setting struct {
 
 // settings lists every key, in the order the shipped config.yaml has them.
 var settings = []Setting{
-	{"resctrlRoot", "where resctrl is mounted (the kernel's, or the test simulator); refused if it is a symlink or another file system"},
+	{"resctrlRoot", "where resctrl is mounted; refused if it is a symlink or another file system (the test simulator too, unless resctrlSimulator is true)"},
+	{"resctrlSimulator", "true: resctrlRoot may be the project's resctrl simulator (a FUSE file system, test/resctrlsim), for demos and tests on hosts without RDT; never on a production node"},
 	{"stateDir", "the registry of owned groups, per-pod locks, failures and outcome counts; keep it on tmpfs, like resctrl (both are gone after a reboot). Made 0700; an existing one is made 0700 if others may write to it, and refused if another user owns it or it is a shared sticky directory such as /tmp"},
 	{"snapshotDir", "where each group's <group>.<life>.begin and .end snapshots go; empty disables them. No component of the path may be a symbolic link (name the real path, not /var/run/...)"},
 	{"snapshotMaxAge", "finished groups' snapshots older than this are pruned"},

@@ -72,7 +72,7 @@ func NewNode(cfg config.Config, o NodeOptions) (*Node, error) {
 				return err
 			}
 			self := permission.Self()
-			err := errors.Join(permission.Explain(resctrlfs.Check(cfg.ResctrlRoot), self),
+			err := errors.Join(permission.Explain(resctrlfs.MountFor(cfg.ResctrlSimulator)(cfg.ResctrlRoot), self),
 				permission.Explain(dirReadable(cfg.StateDir), self), recentRefusals(cfg.StateDir, time.Now()))
 			if extra != nil {
 				err = errors.Join(err, extra())

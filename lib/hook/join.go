@@ -46,7 +46,7 @@ func join(st specs.State, cfg config.Config, log *slog.Logger, deadline, end tim
 	if _, err := state.OpenReadOnly(cfg.StateDir); err != nil {
 		return out, nil, false
 	}
-	g := &asideGroups{root: cfg.ResctrlRoot, log: log, deadline: deadline}
+	g := &asideGroups{root: cfg.ResctrlRoot, mount: resctrlfs.MountFor(cfg.ResctrlSimulator), log: log, deadline: deadline}
 	m, err := lifecycle.NewWith(cfg, log, g)
 	if err != nil {
 		return out, nil, false
@@ -112,6 +112,7 @@ func live(rec state.Record, p lifecycle.Placement, retention time.Duration, end 
 // runtime by then and ends. A group that is not there any more is not a join's to make.
 type asideGroups struct {
 	root     string
+	mount    resctrlfs.Mount // the configuration's mount check, for goresctrl's open
 	log      *slog.Logger
 	kernel   *resctrlfs.Kernel // goresctrl, opened for the class check only
 	calls    *aside.Calls
@@ -210,7 +211,7 @@ func (g *asideGroups) Remove(name string) error {
 
 func (g *asideGroups) goresctrl() (*resctrlfs.Kernel, error) {
 	if g.kernel == nil {
-		k, err := lifecycle.OpenResctrl(g.root, g.log)
+		k, err := lifecycle.OpenResctrl(g.root, g.mount, g.log)
 		if err != nil {
 			return nil, err
 		}

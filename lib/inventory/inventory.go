@@ -57,7 +57,7 @@ type Inventory struct {
 
 // Open opens the inventory on the configuration's resctrl root and state directory.
 func Open(cfg config.Config) (*Inventory, error) {
-	if err := resctrlfs.Check(cfg.ResctrlRoot); err != nil {
+	if err := resctrlfs.MountFor(cfg.ResctrlSimulator)(cfg.ResctrlRoot); err != nil {
 		return nil, err
 	}
 	store, err := state.OpenReadOnly(cfg.StateDir)

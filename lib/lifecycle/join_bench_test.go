@@ -40,7 +40,7 @@ func BenchmarkJoinLifecycle(b *testing.B) {
 		}
 		return m
 	}
-	kernel, err := resctrlfs.Open(root, ValidGroupName, canonicalGroupName, slog.New(slog.DiscardHandler))
+	kernel, err := resctrlfs.Open(root, resctrlfs.CheckSimulator, ValidGroupName, canonicalGroupName, slog.New(slog.DiscardHandler))
 	if err != nil {
 		b.Fatal(err)
 	}

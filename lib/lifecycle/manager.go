@@ -65,7 +65,7 @@ type Manager struct {
 
 // New checks the resctrl root and opens the state directory.
 func New(cfg config.Config, log *slog.Logger) (*Manager, error) {
-	rs, err := OpenResctrl(cfg.ResctrlRoot, log)
+	rs, err := OpenResctrl(cfg.ResctrlRoot, resctrlfs.MountFor(cfg.ResctrlSimulator), log)
 	if err != nil {
 		return nil, err
 	}
@@ -112,9 +112,10 @@ func ValidGroupName(name string) bool {
 
 // OpenResctrl is goresctrl's view of the resctrl root, keyed by our group names: what New
 // gives the Manager, and what a front end with resctrl of its own (the hook's join) falls
-// back to for goresctrl's class check.
-func OpenResctrl(root string, log *slog.Logger) (*resctrlfs.Kernel, error) {
-	return resctrlfs.Open(root, ValidGroupName, canonicalGroupName, log)
+// back to for goresctrl's class check. mount is the configuration's mount check
+// (resctrlfs.MountFor(cfg.ResctrlSimulator)).
+func OpenResctrl(root string, mount resctrlfs.Mount, log *slog.Logger) (*resctrlfs.Kernel, error) {
+	return resctrlfs.Open(root, mount, ValidGroupName, canonicalGroupName, log)
 }
 
 // canonicalGroupName lowercases and dashes pod UIDs only: container ids are case-sensitive.

@@ -47,14 +47,18 @@ type Kernel struct {
 
 var _ Groups = (*Kernel)(nil)
 
-// Open checks root (see Check) and returns Groups on it. valid and canon are the group
+// Open checks root with mount (MountFor the configuration; nil is Check, the kernel's
+// resctrl only) and returns Groups on it. valid and canon are the group
 // names the caller owns and their canonical form (goresctrl validates every key with them).
 // log receives goresctrl's own messages, at warning level and above: goresctrl logs through
 // a process-wide logger, and this is where the library opens resctrl, so it is wired here,
 // once, for every binary (unwired, goresctrl prints its raw lines on stderr, outside the
 // log and its format).
-func Open(root string, valid func(string) bool, canon func(string) string, log *slog.Logger) (*Kernel, error) {
-	if err := Check(root); err != nil {
+func Open(root string, mount Mount, valid func(string) bool, canon func(string) string, log *slog.Logger) (*Kernel, error) {
+	if mount == nil {
+		mount = Check
+	}
+	if err := mount(root); err != nil {
 		return nil, err
 	}
 	if log != nil {

@@ -28,7 +28,7 @@ func TestGoresctrlLogsThroughOurLogger(t *testing.T) {
 	if err := os.Mkdir(filepath.Join(sim.Dir, "mon_groups", uid), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	k, err := resctrlfs.Open(sim.Dir, monitor.PodUIDValidator, monitor.CanonicalizePodUID, log)
+	k, err := resctrlfs.Open(sim.Dir, resctrlfs.CheckSimulator, monitor.PodUIDValidator, monitor.CanonicalizePodUID, log)
 	if err != nil {
 		t.Fatal(err)
 	}

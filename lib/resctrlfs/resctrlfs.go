@@ -22,16 +22,40 @@ var ErrNotResctrl = errors.New("not a resctrl mount")
 // monitoring is a fault to report.
 var ErrNotMounted = fmt.Errorf("%w: resctrl not mounted there", ErrNotResctrl)
 
+// ErrSimulator (which wraps ErrNotResctrl) is wrapped by Check's error when the path is the
+// project's resctrl simulator, which only CheckSimulator accepts.
+var ErrSimulator = fmt.Errorf("%w: a resctrl simulator (FUSE) is mounted there; set resctrlSimulator: true to use it (demos and tests only)", ErrNotResctrl)
+
 // SimulatorFiles is how the project's resctrl simulator (test/resctrlsim), which hosts
 // without RDT hardware use in resctrl's place, signs its statfs: a FUSE mount whose f_files is
 // resctrl's magic number. The statfs call is made anyway, so telling the two apart costs
 // nothing; reading /proc/self/mountinfo for the simulator's type did, on every hook call.
 const SimulatorFiles = unix.RDTGROUP_SUPER_MAGIC
 
+// Mount is a mount check, injected where resctrl is opened: Check in production,
+// CheckSimulator where the configuration allows the simulator (MountFor).
+type Mount func(root string) error
+
+// MountFor is the check a configuration asks for: the resctrlSimulator key (simulator) opts
+// in to the simulator. Opt-in, so that no production binary writes to a FUSE file system
+// that merely signs itself as the simulator.
+func MountFor(simulator bool) Mount {
+	if simulator {
+		return CheckSimulator
+	}
+	return Check
+}
+
 // Check verifies that root is a resctrl mount with monitoring: a real directory (not a
 // symlink, which could point anywhere), the resctrl filesystem by its statfs magic (as runc's
-// intelrdt finds it) or the simulator by its signature, and info/L3_MON present.
-func Check(root string) error {
+// intelrdt finds it), and info/L3_MON present. The simulator is refused with ErrSimulator.
+func Check(root string) error { return check(root, false) }
+
+// CheckSimulator is Check that also accepts the project's resctrl simulator by its signature
+// (SimulatorFiles): for demos and tests on hosts without RDT (the resctrlSimulator key).
+func CheckSimulator(root string) error { return check(root, true) }
+
+func check(root string, simulatorOK bool) error {
 	if !filepath.IsAbs(root) {
 		return fmt.Errorf("resctrl root %q: %w: not an absolute path", root, ErrNotResctrl)
 	}
@@ -50,6 +74,9 @@ func Check(root string) error {
 		return fmt.Errorf("resctrl root %s: statfs: %w", root, err)
 	}
 	simulator := st.Type == unix.FUSE_SUPER_MAGIC && st.Files == SimulatorFiles
+	if simulator && !simulatorOK {
+		return fmt.Errorf("resctrl root %s: %w", root, ErrSimulator)
+	}
 	if st.Type != unix.RDTGROUP_SUPER_MAGIC && !simulator {
 		return fmt.Errorf("resctrl root %s: %w (filesystem magic %#x; mount it with: mount -t resctrl resctrl %s)", root, ErrNotMounted, st.Type, root)
 	}

@@ -14,7 +14,7 @@ import (
 func TestCheck(t *testing.T) {
 	t.Parallel()
 	sim := resctrlsim.MountT(t, resctrlsim.Options{})
-	if err := resctrlfs.Check(sim.Dir); err != nil {
+	if err := resctrlfs.CheckSimulator(sim.Dir); err != nil {
 		t.Errorf("the simulator: %v", err)
 	}
 	if s := resctrlfs.LastCmdStatus(sim.Dir); s != "ok" {
@@ -36,10 +36,47 @@ func TestCheck(t *testing.T) {
 		"relative":        {"sys/fs/resctrl", false},
 		"inside a mount":  {filepath.Join(sim.Dir, "info"), false},
 	} {
-		err := resctrlfs.Check(tc.path)
-		if !errors.Is(err, resctrlfs.ErrNotResctrl) || errors.Is(err, resctrlfs.ErrNotMounted) != tc.notMounted {
-			t.Errorf("%s: %v (not mounted: want %v)", name, err, tc.notMounted)
+		for check, f := range map[string]resctrlfs.Mount{"Check": resctrlfs.Check, "CheckSimulator": resctrlfs.CheckSimulator} {
+			err := f(tc.path)
+			if !errors.Is(err, resctrlfs.ErrNotResctrl) || errors.Is(err, resctrlfs.ErrNotMounted) != tc.notMounted {
+				t.Errorf("%s: %s: %v (not mounted: want %v)", check, name, err, tc.notMounted)
+			}
 		}
+	}
+}
+
+// The simulator is opt-in: Check (what a production configuration uses) refuses it, saying
+// which key allows it, and MountFor gives the check the resctrlSimulator key asks for.
+func TestCheckRefusesTheSimulator(t *testing.T) {
+	t.Parallel()
+	sim := resctrlsim.MountT(t, resctrlsim.Options{})
+	for name, tc := range map[string]struct {
+		check resctrlfs.Mount
+		ok    bool
+	}{
+		"Check":           {resctrlfs.Check, false},
+		"CheckSimulator":  {resctrlfs.CheckSimulator, true},
+		"MountFor(false)": {resctrlfs.MountFor(false), false},
+		"MountFor(true)":  {resctrlfs.MountFor(true), true},
+	} {
+		err := tc.check(sim.Dir)
+		if tc.ok {
+			if err != nil {
+				t.Errorf("%s: %v", name, err)
+			}
+			continue
+		}
+		if !errors.Is(err, resctrlfs.ErrSimulator) || !errors.Is(err, resctrlfs.ErrNotResctrl) || errors.Is(err, resctrlfs.ErrNotMounted) ||
+			!strings.Contains(err.Error(), "set resctrlSimulator: true") || !strings.Contains(err.Error(), sim.Dir) {
+			t.Errorf("%s: %v, want the simulator refused, naming the root and the key", name, err)
+		}
+	}
+	// Open takes the check it is given; none is Check.
+	if _, err := resctrlfs.Open(sim.Dir, nil, func(string) bool { return true }, func(s string) string { return s }, nil); !errors.Is(err, resctrlfs.ErrSimulator) {
+		t.Errorf("Open with no check: %v", err)
+	}
+	if _, err := resctrlfs.Open(sim.Dir, resctrlfs.Check, func(string) bool { return true }, func(s string) string { return s }, nil); !errors.Is(err, resctrlfs.ErrSimulator) {
+		t.Errorf("Open with Check: %v", err)
 	}
 }
 

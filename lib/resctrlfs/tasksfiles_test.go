@@ -22,7 +22,7 @@ import (
 func TestTasksFileOfAGroupMadeAgain(t *testing.T) {
 	t.Parallel()
 	sim := resctrlsim.MountT(t, resctrlsim.Options{})
-	k, err := resctrlfs.Open(sim.Dir, monitor.PodUIDValidator, monitor.CanonicalizePodUID, slog.New(slog.DiscardHandler))
+	k, err := resctrlfs.Open(sim.Dir, resctrlfs.CheckSimulator, monitor.PodUIDValidator, monitor.CanonicalizePodUID, slog.New(slog.DiscardHandler))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -79,7 +79,7 @@ func TestTasksFileOfAGroupMadeAgain(t *testing.T) {
 func TestTasksFilesConcurrent(t *testing.T) {
 	t.Parallel()
 	sim := resctrlsim.MountT(t, resctrlsim.Options{NumRMIDs: 16})
-	k, err := resctrlfs.Open(sim.Dir, monitor.PodUIDValidator, monitor.CanonicalizePodUID, slog.New(slog.DiscardHandler))
+	k, err := resctrlfs.Open(sim.Dir, resctrlfs.CheckSimulator, monitor.PodUIDValidator, monitor.CanonicalizePodUID, slog.New(slog.DiscardHandler))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -14,6 +14,7 @@ import (
 
 	"github.com/resctrl-mon/resctrl-mon/lib/aside"
 	"github.com/resctrl-mon/resctrl-mon/lib/logging"
+	"github.com/resctrl-mon/resctrl-mon/lib/resctrlfs"
 )
 
 // JoinArg is the only argument of the wrapper's joiner: the wrapper's own binary, started by
@@ -40,8 +41,11 @@ const joinSendTimeout = time.Second
 
 // joinRequest is what the wrapper sends its joiner on fd 3.
 type joinRequest struct {
-	Group     target `json:"group"`
-	Root      string `json:"root"`
+	Group target `json:"group"`
+	Root  string `json:"root"`
+	// Simulator is the configuration's resctrlSimulator: the joiner checks the mount as the
+	// wrapper's configuration says (resctrlfs.MountFor).
+	Simulator bool   `json:"simulator,omitempty"`
 	Tid       int    `json:"tid"`    // the wrapper's thread that execs the runtime
 	Parent    int    `json:"parent"` // the wrapper's pid, the joiner's parent while it lives
 	Container string `json:"container"`
@@ -80,7 +84,7 @@ func joinMain(in io.Reader, out io.Writer) int {
 	// that ended meanwhile leaves it ESRCH, unless the pid space wrapped around within that
 	// wait (pid_max is 4194304 on systemd hosts) and gave the pid to another process.
 	still := func() bool { return os.Getppid() == req.Parent }
-	err := req.Group.join(req.Root, req.Tid, still)
+	err := req.Group.join(req.Root, resctrlfs.MountFor(req.Simulator), req.Tid, still)
 	if time.Now().After(req.Deadline) {
 		joinedLate(req, err)
 	}

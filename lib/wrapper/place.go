@@ -63,7 +63,8 @@ func (g target) check() error {
 	return nil
 }
 
-// join writes tid into the group below root. still is asked right before each write whether tid is still the task meant (a late write must not move a stranger that
+// join writes tid into the group below root, once mount (the configuration's check) has
+// found resctrl there. still is asked right before each write whether tid is still the task meant (a late write must not move a stranger that
 // was given a reused pid). A group removed since the registry was read makes the write fail,
 // which is reported.
 //
@@ -78,11 +79,11 @@ func (g target) check() error {
 // root. The runtime's exec writes the exec'd process into the class's tasks anyway (runc's
 // setnsProcess.start, crun's libcrun_join_process), and the record's class is the one the
 // container's init was placed from, so this reclassifies nothing the runtime would not.
-func (g target) join(root string, tid int, still func() bool) error {
+func (g target) join(root string, mount resctrlfs.Mount, tid int, still func() bool) error {
 	if err := g.check(); err != nil {
 		return err
 	}
-	if err := resctrlfs.Check(root); err != nil {
+	if err := mount(root); err != nil {
 		return err
 	}
 	if g.Class != "" {

@@ -163,7 +163,7 @@ func join(cmd Command, cfg config.Config, tid int, deadline time.Time) (result, 
 		return execPending(cfg.StateDir, g), nil
 	}
 	if err == nil {
-		err = joinAside(joinRequest{Group: g, Root: cfg.ResctrlRoot, Tid: tid, Parent: os.Getpid(), Container: cmd.ContainerID,
+		err = joinAside(joinRequest{Group: g, Root: cfg.ResctrlRoot, Simulator: cfg.ResctrlSimulator, Tid: tid, Parent: os.Getpid(), Container: cmd.ContainerID,
 			Deadline: deadline, Log: cfg.Log, StateDir: cfg.StateDir})
 	}
 	return result{action: "placed", detail: g.Path}, err

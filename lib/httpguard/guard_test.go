@@ -6,6 +6,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"os"
 	"strings"
 	"testing"
 	"time"
@@ -159,16 +160,33 @@ func TestBusyConnectionsAreKept(t *testing.T) {
 }
 
 // TestTimeoutsCloseStalledClients: a client that never finishes its headers and one that
-// never reads its response are both closed by the server within their timeouts.
+// never reads its response are both closed by the server within their timeouts, the
+// handler writing to the second getting the write timeout's error.
 func TestTimeoutsCloseStalledClients(t *testing.T) {
 	t.Parallel()
-	big := strings.Repeat("x", 32<<20) // far more than both sockets' buffers hold
+	// Far more than both sockets' buffers hold while the client does not read (~4 MiB on
+	// loopback), so the handler's write blocks until the timeout cuts it.
+	big := strings.Repeat("x", 32<<20)
+	wrote := make(chan error, 1)
 	g, addr := serve(t, httpguard.Limits{ReadHeaderTimeout: 200 * time.Millisecond, WriteTimeout: 300 * time.Millisecond, IdleTimeout: 300 * time.Millisecond},
-		http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { _, _ = io.WriteString(w, big) }))
+		http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+			_, err := io.WriteString(w, big)
+			wrote <- err
+		}))
 	half := dial(t, addr)
 	_, _ = io.WriteString(half, "GET / HTTP/1.1\r\nHost:")
 	reader := dial(t, addr)
 	_, _ = io.WriteString(reader, "GET / HTTP/1.1\r\nHost: x\r\n\r\n")
+	// Waited on before the guard's count: the count is also 0 before the server has
+	// accepted either connection, and a reader let read then gets the whole response.
+	select {
+	case err := <-wrote:
+		if !errors.Is(err, os.ErrDeadlineExceeded) {
+			t.Errorf("the handler's write to the stalled reader ended with %v, want the write timeout", err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("waited 10s for the write timeout to cut the handler's write to the stalled reader")
+	}
 	waitStats(t, g, "both closed by the server", func(s httpguard.Stats) bool { return s.Open == 0 })
 	if err := closedByServer(half); err != nil {
 		t.Errorf("half-sent headers: %v", err)

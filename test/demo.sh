@@ -32,6 +32,8 @@ cleanup() {
 }
 trap cleanup EXIT
 
+# The simulator is opt-in (resctrlSimulator): set only when the demo mounted it.
+simulator=false
 if grep -qs ' /sys/fs/resctrl resctrl ' /proc/mounts; then
 	root=/sys/fs/resctrl
 	echo "== using the kernel's resctrl at $root"
@@ -42,11 +44,13 @@ else
 	simpid=$!
 	for _ in $(seq 100); do [ -e "$root/info/last_cmd_status" ] && break; sleep 0.05; done
 	[ -e "$root/info/last_cmd_status" ] || { cat "$work/sim.log" >&2; exit 1; }
+	simulator=true
 	echo "== no resctrl on this host: the simulator is mounted at $root"
 fi
 
 cat >"$work/config.yaml" <<YAML
 resctrlRoot: $root
+resctrlSimulator: $simulator
 stateDir: $work/state
 snapshotDir: $work/snapshots
 retention: 0s

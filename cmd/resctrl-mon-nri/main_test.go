@@ -69,7 +69,7 @@ func TestBadConfigExitsTwo(t *testing.T) {
 func TestBadExporterFlagsExitTwo(t *testing.T) {
 	t.Parallel()
 	sim := resctrlsim.MountT(t, resctrlsim.Options{})
-	base := []string{"--log", "stderr", "--resctrlRoot", sim.Dir, "--stateDir", filepath.Join(t.TempDir(), "state"),
+	base := []string{"--log", "stderr", "--resctrlRoot", sim.Dir, "--resctrlSimulator=true", "--stateDir", filepath.Join(t.TempDir(), "state"),
 		"--nri-socket", filepath.Join(t.TempDir(), "no-runtime.sock")}
 	for _, tc := range []struct {
 		args []string

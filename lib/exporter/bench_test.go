@@ -35,6 +35,7 @@ func manyPods(b *testing.B, n int) config.Config {
 	sim := resctrlsim.MountT(b, resctrlsim.Options{PerfPkgDomains: 1, L3Domains: 2, NumRMIDs: n + 16})
 	cfg := config.Default()
 	cfg.ResctrlRoot, cfg.StateDir, cfg.SnapshotDir = sim.Dir, filepath.Join(b.TempDir(), "state"), ""
+	cfg.ResctrlSimulator = true
 	cfg.Retention = config.Duration(time.Hour)
 	m, err := lifecycle.New(cfg, slog.New(slog.DiscardHandler))
 	if err != nil {
@@ -162,7 +163,7 @@ func BenchmarkServeMemory(b *testing.B) {
 		b.Fatalf("build: %v\n%s", err, out)
 	}
 	cfgPath := filepath.Join(b.TempDir(), "config.yaml")
-	if err := os.WriteFile(cfgPath, fmt.Appendf(nil, "resctrlRoot: %s\nstateDir: %s\nsnapshotDir: \"\"\n", cfg.ResctrlRoot, cfg.StateDir), 0o644); err != nil {
+	if err := os.WriteFile(cfgPath, fmt.Appendf(nil, "resctrlRoot: %s\nresctrlSimulator: true\nstateDir: %s\nsnapshotDir: \"\"\n", cfg.ResctrlRoot, cfg.StateDir), 0o644); err != nil {
 		b.Fatal(err)
 	}
 	cmd := exec.Command(bin, "--config", cfgPath, "serve", "--listen", "127.0.0.1:0")

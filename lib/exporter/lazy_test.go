@@ -19,6 +19,7 @@ func TestLazy(t *testing.T) {
 	sim := resctrlsim.MountT(t, resctrlsim.Options{})
 	cfg := config.Default()
 	cfg.ResctrlRoot, cfg.StateDir, cfg.SnapshotDir = sim.Dir, filepath.Join(t.TempDir(), "state"), ""
+	cfg.ResctrlSimulator = true
 	l := exporter.NewLazy(cfg)
 	if _, err := l.Pods(inventory.Options{}); err == nil {
 		t.Fatal("read pods from a state dir that does not exist")

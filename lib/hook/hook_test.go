@@ -22,6 +22,7 @@ func TestBadInputFollowsThePolicy(t *testing.T) {
 		dir := t.TempDir()
 		cfg := config.Default()
 		cfg.ResctrlRoot, cfg.StateDir, cfg.SnapshotDir = sim.Dir, filepath.Join(dir, "state"), ""
+		cfg.ResctrlSimulator = true
 		cfg.Log, cfg.FailurePolicy = "file:"+filepath.Join(dir, "hook.log"), policy
 		want := 0
 		if policy == config.FailClosed {

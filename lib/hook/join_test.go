@@ -49,6 +49,7 @@ func newJoinEnv(t *testing.T, policy config.FailurePolicy) *joinEnv {
 	dir := t.TempDir()
 	cfg := config.Default()
 	cfg.ResctrlRoot, cfg.StateDir, cfg.SnapshotDir = sim.Dir, filepath.Join(dir, "state"), ""
+	cfg.ResctrlSimulator = true
 	// A budget no loaded machine runs out of: the budget is TestJoinBudget's subject alone.
 	cfg.Log, cfg.FailurePolicy, cfg.HookBudget = "file:"+filepath.Join(dir, "hook.log"), policy, config.Duration(30*time.Second)
 	e := &joinEnv{sim: sim, cfg: cfg, group: "mon_groups/" + joinUID}

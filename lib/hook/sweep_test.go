@@ -22,6 +22,7 @@ func TestNoHousekeepingAtCreateRuntime(t *testing.T) {
 	dir := t.TempDir()
 	cfg := config.Default()
 	cfg.ResctrlRoot, cfg.StateDir, cfg.SnapshotDir = sim.Dir, filepath.Join(dir, "state"), ""
+	cfg.ResctrlSimulator = true
 	cfg.Log, cfg.Retention = "file:"+filepath.Join(dir, "hook.log"), config.Duration(300*time.Millisecond)
 	state := func(id string, pid int, uid string) string {
 		return fmt.Sprintf(`{"id":%q,"pid":%d,"annotations":{"io.kubernetes.pod.uid":%q,"io.kubernetes.cri-o.SandboxID":%q,"io.kubernetes.cri-o.ContainerType":"container"}}`,
@@ -80,6 +81,7 @@ func TestBudget(t *testing.T) {
 		dir := t.TempDir()
 		cfg := config.Default()
 		cfg.ResctrlRoot, cfg.StateDir, cfg.SnapshotDir = sim.Dir, filepath.Join(dir, "state"), ""
+		cfg.ResctrlSimulator = true
 		cfg.Log, cfg.FailurePolicy, cfg.HookBudget = "file:"+filepath.Join(dir, "hook.log"), policy, config.Duration(500*time.Millisecond)
 		p := exec.Command("sleep", "60")
 		if err := p.Start(); err != nil {

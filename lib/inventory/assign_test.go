@@ -34,6 +34,7 @@ func TestStatusAssignment(t *testing.T) {
 			sim := resctrlsim.MountT(t, o)
 			cfg := config.Default()
 			cfg.ResctrlRoot, cfg.StateDir, cfg.SnapshotDir = sim.Dir, filepath.Join(t.TempDir(), "state"), ""
+			cfg.ResctrlSimulator = true
 			if _, err := lifecycle.New(cfg, slog.New(slog.DiscardHandler)); err != nil {
 				t.Fatal(err)
 			}

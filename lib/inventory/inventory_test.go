@@ -23,6 +23,7 @@ func TestInventory(t *testing.T) {
 	sim := resctrlsim.MountT(t, resctrlsim.Options{PerfPkgDomains: 1})
 	cfg := config.Default()
 	cfg.ResctrlRoot, cfg.StateDir, cfg.SnapshotDir = sim.Dir, filepath.Join(t.TempDir(), "state"), ""
+	cfg.ResctrlSimulator = true
 	// The state dir does not exist yet: the inventory creates nothing.
 	if _, err := inventory.Open(cfg); err == nil {
 		t.Errorf("opened a state dir that does not exist")

@@ -58,6 +58,7 @@ func TestPodCgroupIsTheRuntimes(t *testing.T) {
 	sim := resctrlsim.MountT(t, resctrlsim.Options{})
 	cfg := config.Default()
 	cfg.ResctrlRoot, cfg.StateDir, cfg.SnapshotDir = sim.Dir, filepath.Join(t.TempDir(), "state"), ""
+	cfg.ResctrlSimulator = true
 	m, err := lifecycle.New(cfg, slog.New(slog.DiscardHandler))
 	if err != nil {
 		t.Fatal(err)

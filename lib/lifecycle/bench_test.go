@@ -28,6 +28,7 @@ func BenchmarkReconcile(b *testing.B) {
 	dir := b.TempDir()
 	cfg := config.Default()
 	cfg.ResctrlRoot, cfg.StateDir, cfg.SnapshotDir = sim.Dir, filepath.Join(dir, "state"), ""
+	cfg.ResctrlSimulator = true
 	m, err := New(cfg, slog.New(slog.DiscardHandler))
 	if err != nil {
 		b.Fatal(err)

@@ -48,6 +48,7 @@ func benchLifecycles(b *testing.B, wholePod bool) {
 	b.Cleanup(func() { _ = os.RemoveAll(dir) })
 	cfg := config.Default()
 	cfg.ResctrlRoot, cfg.StateDir, cfg.SnapshotDir, cfg.Log = root, filepath.Join(dir, "state"), filepath.Join(dir, "snap"), "stderr"
+	cfg.ResctrlSimulator = true
 	if wholePod {
 		cfg.Retention = 0
 	}

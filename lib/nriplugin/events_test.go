@@ -468,7 +468,7 @@ func TestBadConfig(t *testing.T) {
 	if cfg, _, _ := p.current(); cfg.Retention != e.cfg.Retention {
 		t.Errorf("a refused config was applied")
 	}
-	good := "resctrlRoot: " + e.cfg.ResctrlRoot + "\nstateDir: " + e.cfg.StateDir + "\nretention: 2m\nnamespaces: {exclude: [kube-system]}\n"
+	good := "resctrlRoot: " + e.cfg.ResctrlRoot + "\nresctrlSimulator: true\nstateDir: " + e.cfg.StateDir + "\nretention: 2m\nnamespaces: {exclude: [kube-system]}\n"
 	if _, err := p.Configure(context.Background(), good, "containerd", "v2.4.2"); err != nil {
 		t.Fatal(err)
 	}
@@ -565,7 +565,7 @@ func TestPreRegistered(t *testing.T) {
 	e := newEnv(t, nil)
 	bin := adapterBin.get(t, "../../cmd/resctrl-mon-nri")
 	logPath := filepath.Join(t.TempDir(), "nri.log")
-	conf := fmt.Sprintf("resctrlRoot: %s\nstateDir: %s\nsnapshotDir: %s\nretention: 0s\nlog: file:%s\n",
+	conf := fmt.Sprintf("resctrlRoot: %s\nresctrlSimulator: true\nstateDir: %s\nsnapshotDir: %s\nretention: 0s\nlog: file:%s\n",
 		e.cfg.ResctrlRoot, e.cfg.StateDir, e.cfg.SnapshotDir, logPath)
 	rt := newRuntimeWith(t, func(pluginDir, confDir string) {
 		// A link, not a copy: a file this process wrote can be held open by a child

@@ -43,6 +43,7 @@ func newEnv(t *testing.T) *env {
 	sim := resctrlsim.MountT(t, resctrlsim.Options{PerfPkgDomains: 1, L3Domains: 2})
 	cfg := config.Default()
 	cfg.ResctrlRoot, cfg.StateDir, cfg.SnapshotDir = sim.Dir, filepath.Join(t.TempDir(), "state"), ""
+	cfg.ResctrlSimulator = true
 	m, err := lifecycle.New(cfg, slog.New(slog.DiscardHandler))
 	if err != nil {
 		t.Fatal(err)

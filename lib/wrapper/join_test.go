@@ -48,7 +48,7 @@ func newJoinEnv(t *testing.T) *joinEnv {
 }
 
 func (e *joinEnv) request(deadline time.Time) joinRequest {
-	return joinRequest{Group: e.group, Root: e.sim.Dir, Tid: e.pid, Parent: os.Getpid(), Container: "c1",
+	return joinRequest{Group: e.group, Root: e.sim.Dir, Simulator: true, Tid: e.pid, Parent: os.Getpid(), Container: "c1",
 		Deadline: deadline, Log: "file:" + e.log}
 }
 

@@ -46,7 +46,7 @@ func TestPrepareExecIntoPendingPod(t *testing.T) {
 		t.Run(policy, func(t *testing.T) {
 			t.Parallel()
 			rt := fakeRuntime(t)
-			environ, dir := env(t, rt, "failurePolicy: "+policy+"\nresctrlRoot: "+sim.Dir+"\n")
+			environ, dir := env(t, rt, "failurePolicy: "+policy+"\nresctrlRoot: "+sim.Dir+"\nresctrlSimulator: true\n")
 			stateDir := filepath.Join(dir, "state")
 			pendingPod(t, stateDir, "c1")
 			var stderr bytes.Buffer

@@ -51,7 +51,7 @@ func NewHookEnv(t testing.TB, simOpts resctrlsim.Options, cfg string) *HookEnv {
 // Config (re)writes the configuration every hook call reads; extra is more YAML.
 func (e *HookEnv) Config(extra string) {
 	e.T.Helper()
-	text := fmt.Sprintf("resctrlRoot: %s\nstateDir: %s\nsnapshotDir: %s\nlog: file:%s\n%s",
+	text := fmt.Sprintf("resctrlRoot: %s\nresctrlSimulator: true\nstateDir: %s\nsnapshotDir: %s\nlog: file:%s\n%s",
 		e.Sim.Dir, e.StateDir, e.SnapDir, e.LogPath, extra)
 	if err := os.WriteFile(e.CfgPath, []byte(text), 0o644); err != nil {
 		e.T.Fatal(err)

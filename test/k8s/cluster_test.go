@@ -136,6 +136,7 @@ image: {repository: %s}
 config:
   # No RDT hardware here: the resctrl simulator.
   resctrlRoot: %s
+  resctrlSimulator: true
   # Under the test's directory, so that nothing stays on the host.
   stateDir: %s
   snapshotDir: %s/snapshots

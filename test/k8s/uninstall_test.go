@@ -106,7 +106,7 @@ func (s *scenario) uninstallRefused() {
 		t.Fatal(err)
 	}
 	cmd := exec.Command(filepath.Join(repoRoot(t), "bin", "resctrl-mon"),
-		"--resctrlRoot="+s.sim.Dir, "--stateDir="+s.state, "--snapshotDir="+filepath.Join(s.state, "snapshots"),
+		"--resctrlRoot="+s.sim.Dir, "--resctrlSimulator=true", "--stateDir="+s.state, "--snapshotDir="+filepath.Join(s.state, "snapshots"),
 		"host", "uninstall", "--release-groups", "--wait-placers=60s",
 		"--hook-path="+s.hookPath, "--hooks-dir="+s.hooksDir, "--config-path="+s.hookConfig, "--runtime-config="+cfg)
 	byHand, err := cmd.CombinedOutput()

@@ -18,8 +18,9 @@ type Env struct {
 	// Dir is the test's temporary directory that holds StateDir and SnapshotDir; a test may
 	// put its own files (a config file, a log) beside them.
 	Dir string
-	// Config is config.Default with ResctrlRoot on the simulator, StateDir and SnapshotDir
-	// in Dir, and the log on stderr (go test shows it with the failing test).
+	// Config is config.Default with ResctrlRoot on the simulator (ResctrlSimulator set, so
+	// the mount check accepts it), StateDir and SnapshotDir in Dir, and the log on stderr (go
+	// test shows it with the failing test).
 	Config config.Config
 }
 
@@ -31,6 +32,7 @@ func New(t testing.TB, o resctrlsim.Options) *Env {
 	dir := t.TempDir()
 	cfg := config.Default()
 	cfg.ResctrlRoot = sim.Dir
+	cfg.ResctrlSimulator = true
 	cfg.StateDir = filepath.Join(dir, "state")
 	cfg.SnapshotDir = filepath.Join(dir, "snap")
 	cfg.Log = "stderr"

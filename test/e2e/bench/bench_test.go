@@ -113,7 +113,7 @@ func BenchmarkContainerStart(b *testing.B) {
 func writeBenchConfig(b *testing.B, dir, root string) string {
 	b.Helper()
 	path := dir + "/config.yaml"
-	text := fmt.Sprintf("resctrlRoot: %s\nstateDir: %s/state\nsnapshotDir: %s/snap\nlog: file:%s/hook.log\nretention: 1h\n", root, dir, dir, dir)
+	text := fmt.Sprintf("resctrlRoot: %s\nresctrlSimulator: true\nstateDir: %s/state\nsnapshotDir: %s/snap\nlog: file:%s/hook.log\nretention: 1h\n", root, dir, dir, dir)
 	if err := writeFile(path, text); err != nil {
 		b.Fatal(err)
 	}

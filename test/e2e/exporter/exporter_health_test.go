@@ -51,7 +51,7 @@ func TestServeHealthzStateDirUnreadable(t *testing.T) {
 	for path, content := range map[string]struct {
 		b    []byte
 		mode os.FileMode
-	}{cli: {b, 0o755}, cfgPath: {fmt.Appendf(nil, "resctrlRoot: %s\nstateDir: %s\nsnapshotDir: %s\nlog: stderr\n", sim.Dir, stateDir, filepath.Join(dir, "snap")), 0o644}} {
+	}{cli: {b, 0o755}, cfgPath: {fmt.Appendf(nil, "resctrlRoot: %s\nresctrlSimulator: true\nstateDir: %s\nsnapshotDir: %s\nlog: stderr\n", sim.Dir, stateDir, filepath.Join(dir, "snap")), 0o644}} {
 		if err := os.WriteFile(path, content.b, content.mode); err != nil {
 			t.Fatal(err)
 		}

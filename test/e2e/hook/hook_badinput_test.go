@@ -134,14 +134,15 @@ func TestHookBadEnvironment(t *testing.T) {
 		t.Fatal(err)
 	}
 	for name, c := range map[string]struct{ cfg, want string }{
-		"resctrl root missing": {"resctrlRoot: /nonexistent/resctrl\n", "not a resctrl mount"},
-		"not a resctrl mount":  {"resctrlRoot: " + plain + "\n", "not a resctrl mount"},
-		"resctrl root symlink": {"resctrlRoot: " + link + "\n", "symlink"},
-		"state dir unwritable": {"stateDir: " + filepath.Join(file, "state") + "\n", "state dir"},
-		"bad config":           {"retention: soon\n", "duration"},
+		"resctrl root missing":  {"resctrlRoot: /nonexistent/resctrl\n", "not a resctrl mount"},
+		"not a resctrl mount":   {"resctrlRoot: " + plain + "\n", "not a resctrl mount"},
+		"resctrl root symlink":  {"resctrlRoot: " + link + "\n", "symlink"},
+		"simulator not allowed": {"resctrlSimulator: false\n", "set resctrlSimulator: true"},
+		"state dir unwritable":  {"stateDir: " + filepath.Join(file, "state") + "\n", "state dir"},
+		"bad config":            {"retention: soon\n", "duration"},
 	} {
 		for _, policy := range []string{"open", "closed"} {
-			text := fmt.Sprintf("resctrlRoot: %s\nstateDir: %s\nlog: file:%s\nfailurePolicy: %s\n", e.Sim.Dir, e.StateDir, e.LogPath, policy)
+			text := fmt.Sprintf("resctrlRoot: %s\nresctrlSimulator: true\nstateDir: %s\nlog: file:%s\nfailurePolicy: %s\n", e.Sim.Dir, e.StateDir, e.LogPath, policy)
 			text = overrideYAML(text, c.cfg)
 			if err := os.WriteFile(e.CfgPath, []byte(text), 0o644); err != nil {
 				t.Fatal(err)

@@ -414,7 +414,7 @@ func TestInstall(t *testing.T) {
 	hookLog := filepath.Join(scratch, "hook.log")
 	setConfig := func(root string) {
 		t.Helper()
-		cfg := "resctrlRoot: " + root + "\nstateDir: " + scratch + "/state\nsnapshotDir: \"\"\nlog: file:" + hookLog + "\nruntimeRoots: [" + scratch + "/runc]\n"
+		cfg := "resctrlRoot: " + root + "\nresctrlSimulator: true\nstateDir: " + scratch + "/state\nsnapshotDir: \"\"\nlog: file:" + hookLog + "\nruntimeRoots: [" + scratch + "/runc]\n"
 		if err := os.WriteFile(cfgPath, []byte(cfg), 0o644); err != nil {
 			t.Fatal(err)
 		}

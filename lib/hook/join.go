@@ -140,7 +140,7 @@ func (g *asideGroups) run(steps []aside.Step, keep ...any) error {
 // stat is newfstatat of path below the root, aside.
 func (g *asideGroups) stat(path string) (unix.Stat_t, error) {
 	var st unix.Stat_t
-	p, err := unix.BytePtrFromString(filepath.Join(g.Root(), path))
+	p, err := unix.BytePtrFromString(filepath.Join(g.root, path))
 	if err != nil {
 		return st, err
 	}
@@ -149,7 +149,7 @@ func (g *asideGroups) stat(path string) (unix.Stat_t, error) {
 		return st, err
 	}
 	if e := steps[0].Errno; e != 0 {
-		return st, &fs.PathError{Op: "stat", Path: filepath.Join(g.Root(), path), Err: e}
+		return st, &fs.PathError{Op: "stat", Path: filepath.Join(g.root, path), Err: e}
 	}
 	return st, nil
 }
@@ -177,8 +177,6 @@ func (g *asideGroups) Ensure(name, class string) error {
 	return nil
 }
 
-func (g *asideGroups) Root() string { return g.root }
-
 // Assign is goresctrl's class check, made only once the kernel refused the init: it runs
 // in the hook's process.
 func (g *asideGroups) Assign(name string, tid int) error {
@@ -192,7 +190,8 @@ func (g *asideGroups) Assign(name string, tid int) error {
 	return k.Assign(name, tid)
 }
 
-// Tasks, Remove: not asked by a join (the group is live, and not made here).
+// Tasks, Remove, Counters and counter assignment: not asked by a join (the group is live, and
+// neither made nor ended here, so it has no snapshot to write); goresctrl's if ever asked.
 func (g *asideGroups) Tasks(path string) (map[int]bool, bool) {
 	k, err := g.goresctrl()
 	if err != nil {
@@ -207,6 +206,38 @@ func (g *asideGroups) Remove(name string) error {
 		return err
 	}
 	return k.Remove(name)
+}
+
+func (g *asideGroups) Counters(path string) ([]resctrlfs.Reading, []resctrlfs.Missing, error) {
+	k, err := g.goresctrl()
+	if err != nil {
+		return nil, nil, err
+	}
+	return k.Counters(path)
+}
+
+func (g *asideGroups) Assignment() (resctrlfs.Assignment, error) {
+	k, err := g.goresctrl()
+	if err != nil {
+		return resctrlfs.Assignment{}, err
+	}
+	return k.Assignment()
+}
+
+func (g *asideGroups) GroupAssignment(path string) (resctrlfs.GroupAssignment, error) {
+	k, err := g.goresctrl()
+	if err != nil {
+		return resctrlfs.GroupAssignment{}, err
+	}
+	return k.GroupAssignment(path)
+}
+
+func (g *asideGroups) WriteAssignment(path, line string) error {
+	k, err := g.goresctrl()
+	if err != nil {
+		return err
+	}
+	return k.WriteAssignment(path, line)
 }
 
 func (g *asideGroups) goresctrl() (*resctrlfs.Kernel, error) {
@@ -225,7 +256,7 @@ func (g *asideGroups) goresctrl() (*resctrlfs.Kernel, error) {
 // result lets the loop go on. A write that finds the group gone (the file was opened just
 // before) is made once more through a new open.
 func (g *asideGroups) WriteTasks(path string, ids []int, result func(id int, err error) error) error {
-	name := filepath.Join(g.Root(), path, "tasks")
+	name := filepath.Join(g.root, path, "tasks")
 	p, err := unix.BytePtrFromString(name)
 	if err != nil {
 		return err
@@ -274,7 +305,7 @@ func stale(e syscall.Errno) bool { return e == syscall.ENOENT || e == syscall.EN
 
 // LastCmdStatus is the kernel's last word, read aside ("" when it cannot be read).
 func (g *asideGroups) LastCmdStatus() string {
-	p, err := unix.BytePtrFromString(filepath.Join(g.Root(), "info", "last_cmd_status"))
+	p, err := unix.BytePtrFromString(filepath.Join(g.root, "info", "last_cmd_status"))
 	if err != nil {
 		return ""
 	}

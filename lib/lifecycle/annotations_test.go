@@ -69,7 +69,7 @@ func TestRefusedAnnotationsAreCounted(t *testing.T) {
 	e, fake := newFakeEnv(t, 4, func(c *config.Config) {
 		c.Annotations, c.MBMAssignment, c.MBMAssignmentNamespaces = cfg.Annotations, cfg.MBMAssignment, cfg.MBMAssignmentNamespaces
 	})
-	fake.keep = false
+	fake.ForgetTasks()
 	pid := os.Getpid()
 	hidden := crio(podA, sbA) // namespace default
 	hidden["resctrl-mon.io/disable"] = "true"
@@ -96,7 +96,7 @@ func TestRefusedAnnotationsAreCounted(t *testing.T) {
 	e2, fake2 := newFakeEnv(t, 4, func(c *config.Config) {
 		c.Annotations, c.MBMAssignment, c.MBMAssignmentNamespaces = cfg.Annotations, cfg.MBMAssignment, cfg.MBMAssignmentNamespaces
 	})
-	fake2.keep = false
+	fake2.ForgetTasks()
 	greedy[identity.CRIOPodNamespace] = "infra"
 	if _, err := e2.create("b1", pid, greedy); err != nil {
 		t.Fatal(err)

@@ -19,7 +19,7 @@ func TestOutcomesAreCountedBySource(t *testing.T) {
 		c.Retention = config.Duration(time.Minute)
 		c.SnapshotDir = t.TempDir()
 	})
-	fake.keep = false // the containers' processes are this test's own
+	fake.ForgetTasks() // the containers' processes are this test's own
 	e.m.CountAs(vocab.SourceHook)
 	pid, b1 := os.Getpid(), e.proc()
 	steps := []struct {

@@ -11,6 +11,7 @@ import (
 	"github.com/resctrl-mon/resctrl-mon/lib/config"
 	"github.com/resctrl-mon/resctrl-mon/lib/identity"
 	"github.com/resctrl-mon/resctrl-mon/lib/vocab"
+	"github.com/resctrl-mon/resctrl-mon/test/resctrlfake"
 )
 
 // The decisions below run on the in-memory resctrl: no root, no FUSE. The simulator tests
@@ -19,7 +20,7 @@ import (
 func TestDecidePodLifetimeAndRetention(t *testing.T) {
 	t.Parallel()
 	e, fake := newFakeEnv(t, 8, func(c *config.Config) { c.Retention = config.Duration(time.Minute) })
-	fake.keep = false
+	fake.ForgetTasks()
 	pid := os.Getpid()
 	for id, want := range map[string]vocab.Action{"c1": vocab.Created} {
 		if out, err := e.create(id, pid, fakeCrio(podA)); err != nil || out.Action != want {
@@ -36,11 +37,11 @@ func TestDecidePodLifetimeAndRetention(t *testing.T) {
 		t.Errorf("last stop: %+v", o)
 	}
 	e.now = e.now.Add(30 * time.Second)
-	if removed, err := e.m.Sweep(); err != nil || len(removed) != 0 || fake.count() != 1 {
+	if removed, err := e.m.Sweep(); err != nil || len(removed) != 0 || fake.Count() != 1 {
 		t.Errorf("sweep inside the window: %v, %v", removed, err)
 	}
 	e.now = e.now.Add(time.Minute)
-	if removed, err := e.m.Sweep(); err != nil || len(removed) != 1 || fake.count() != 0 {
+	if removed, err := e.m.Sweep(); err != nil || len(removed) != 1 || fake.Count() != 0 {
 		t.Errorf("sweep after the window: %v, %v", removed, err)
 	}
 }
@@ -74,19 +75,19 @@ func TestDecidePendingPodCompletedWhole(t *testing.T) {
 func TestDecideSandbox(t *testing.T) {
 	t.Parallel()
 	e, fake := newFakeEnv(t, 8, nil)
-	fake.keep = false
+	fake.ForgetTasks()
 	sb := crio(podA, sbA)
 	sb[identity.CRIOContainerType] = "sandbox"
-	if out, err := e.create(sbA, os.Getpid(), sb); err != nil || out.Action != vocab.Skipped || fake.count() != 0 {
+	if out, err := e.create(sbA, os.Getpid(), sb); err != nil || out.Action != vocab.Skipped || fake.Count() != 0 {
 		t.Fatalf("sandbox placed: %+v, %v", out, err)
 	}
 	if _, err := e.create("app", os.Getpid(), crio(podA, sbA)); err != nil {
 		t.Fatal(err)
 	}
-	if out, err := e.m.EndPod(PodEnd{PodUID: podA, SandboxID: sbB}); err != nil || out.Action != vocab.Kept || fake.count() != 1 {
+	if out, err := e.m.EndPod(PodEnd{PodUID: podA, SandboxID: sbB}); err != nil || out.Action != vocab.Kept || fake.Count() != 1 {
 		t.Errorf("the end of another sandbox of the pod: %+v, %v", out, err)
 	}
-	if out := e.stop(sbA, sb); out.Action != vocab.Removed || fake.count() != 0 {
+	if out := e.stop(sbA, sb); out.Action != vocab.Removed || fake.Count() != 0 {
 		t.Errorf("sandbox's departure: %+v", out)
 	}
 }
@@ -113,7 +114,7 @@ func TestDecideRefusals(t *testing.T) {
 func TestStateStaysBounded(t *testing.T) {
 	t.Parallel()
 	e, fake := newFakeEnv(t, 64, func(c *config.Config) { c.Retention = config.Duration(time.Second) })
-	fake.keep = false
+	fake.ForgetTasks()
 	for i := range 3000 {
 		id := "c" + uid(i)[24:]
 		if _, err := e.create(id, os.Getpid(), fakeCrio(uid(i))); err != nil {
@@ -144,20 +145,20 @@ func TestDecideDepartureWithoutGroup(t *testing.T) {
 	for _, c := range []struct {
 		name   string
 		ann    map[string]string
-		before func(e *env, fake *fakeResctrl)
+		before func(e *env, fake *resctrlfake.Resctrl)
 		detail string
 	}{
-		{"group removed by reconcile", fakeCrio(podA), func(e *env, fake *fakeResctrl) {
+		{"group removed by reconcile", fakeCrio(podA), func(e *env, fake *resctrlfake.Resctrl) {
 			pid := e.proc()
 			if _, err := e.create("c1", pid, fakeCrio(podA)); err != nil {
 				t.Fatal(err)
 			}
 			crash(t, pid)
-			if steps, err := e.m.Reconcile(nil, ReconcileOptions{}); err != nil || fake.count() != 0 {
+			if steps, err := e.m.Reconcile(nil, ReconcileOptions{}); err != nil || fake.Count() != 0 {
 				t.Fatalf("reconcile of a dead pod (retention 0): %+v, %v", steps, err)
 			}
 		}, "no group of ours"},
-		{"opted out", optedOut, func(e *env, _ *fakeResctrl) {
+		{"opted out", optedOut, func(e *env, _ *resctrlfake.Resctrl) {
 			if out, err := e.create("c1", os.Getpid(), optedOut); err != nil || out.Action != vocab.Skipped {
 				t.Fatalf("an opted-out container: %+v, %v", out, err)
 			}
@@ -166,7 +167,7 @@ func TestDecideDepartureWithoutGroup(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			t.Parallel()
 			e, fake := newFakeEnv(t, 8, func(c *config.Config) { c.Retention = 0 })
-			fake.keep = false
+			fake.ForgetTasks()
 			c.before(e, fake)
 			out := e.stop("c1", c.ann)
 			if out.Action != vocab.Skipped || out.Pod != podA || !strings.Contains(out.Detail, c.detail) {

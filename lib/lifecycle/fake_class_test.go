@@ -6,48 +6,10 @@ import (
 	"os"
 	"slices"
 	"strings"
-	"syscall"
 	"testing"
-
-	"github.com/intel/goresctrl/pkg/monitor"
 
 	"github.com/resctrl-mon/resctrl-mon/lib/vocab"
 )
-
-// The fake refuses what the kernel refuses between classes (the simulator's
-// TestControlGroupBoundary, same steps): a root task into a class's monitoring group, a task
-// of a class into the root's; and goresctrl's check refuses a task of another class first.
-func TestFakeClassBoundary(t *testing.T) {
-	t.Parallel()
-	f := newFake(8)
-	const tid = 4242
-	if err := f.Ensure("m", "c"); err != nil {
-		t.Fatal(err)
-	}
-	if err := f.WriteTasks("c/mon_groups/m", []int{tid}, func(_ int, err error) error { return err }); !errors.Is(err, syscall.EINVAL) ||
-		f.LastCmdStatus() != "Can't move task to different control group" {
-		t.Errorf("a root task into c's mon group: %v (%q), want EINVAL", err, f.LastCmdStatus())
-	}
-	f.joinClass(tid, "c")
-	if err := f.Assign("m", tid); err != nil {
-		t.Fatalf("a task of c into c's mon group: %v", err)
-	}
-	if tasks, _ := f.Tasks("c/mon_groups/m"); !tasks[tid] {
-		t.Errorf("c/mon_groups/m holds %v, want %d", tasks, tid)
-	}
-	if err := f.Ensure("r", ""); err != nil {
-		t.Fatal(err)
-	}
-	if err := f.Assign("r", tid); !errors.Is(err, monitor.ErrClassMismatch) {
-		t.Errorf("a task of c into the root's mon group through goresctrl: %v, want its class mismatch", err)
-	}
-	if err := f.WriteTasks("mon_groups/r", []int{tid}, func(_ int, err error) error { return err }); !errors.Is(err, syscall.EINVAL) {
-		t.Errorf("a task of c into the root's mon group: %v, want EINVAL", err)
-	}
-	if tasks, _ := f.Tasks("c/mon_groups/m"); !tasks[tid] {
-		t.Errorf("a refused move took the task out of its group: %v", tasks)
-	}
-}
 
 // Place through the fake, for each place the container's init can really be against the
 // class its spec names (which decides the group's path): placed only where the kernel
@@ -71,14 +33,14 @@ func TestFakePlaceClassed(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
 			e, fake := newFakeEnv(t, 8, nil)
-			fake.joinClass(pid, c.initIn)
+			fake.JoinClass(pid, c.initIn)
 			group := GroupPath(c.class, podA)
 			out, err := e.place("c1", pid, crio(podA, sbA), c.class)
 			if c.want != "" {
 				if !errors.Is(err, ErrClassMismatch) || !strings.Contains(err.Error(), c.want) {
 					t.Errorf("placed %+v, %v; want %v saying %q", out, err, ErrClassMismatch, c.want)
 				}
-				if fake.Exists(group) || fake.count() != 0 {
+				if fake.Exists(group) || fake.Count() != 0 {
 					t.Errorf("a group was left for the refused container")
 				}
 				return
@@ -104,7 +66,7 @@ func TestFakeJoinClassed(t *testing.T) {
 	t.Parallel()
 	e, fake := newFakeEnv(t, 8, nil)
 	first, joiner := e.proc(), os.Getpid()
-	fake.joinClass(first, "gold")
+	fake.JoinClass(first, "gold")
 	if out, err := e.place("c1", first, crio(podA, sbA), "gold"); err != nil || out.Action != vocab.Created {
 		t.Fatalf("the pod's first container: %+v, %v", out, err)
 	}
@@ -115,7 +77,7 @@ func TestFakeJoinClassed(t *testing.T) {
 	if tasks, _ := fake.Tasks("gold/mon_groups/" + podA); !tasks[first] || tasks[joiner] {
 		t.Errorf("the group holds %v: want %d and not %d", tasks, first, joiner)
 	}
-	fake.joinClass(joiner, "gold")
+	fake.JoinClass(joiner, "gold")
 	if out, err := e.place("c2", joiner, crio(podA, sbA), "gold"); err != nil || out.Action != vocab.Joined {
 		t.Errorf("the joiner in the class: %+v, %v", out, err)
 	}

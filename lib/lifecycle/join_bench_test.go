@@ -14,6 +14,7 @@ import (
 	"github.com/resctrl-mon/resctrl-mon/lib/vocab"
 	"github.com/resctrl-mon/resctrl-mon/test/bench"
 	"github.com/resctrl-mon/resctrl-mon/test/proctest"
+	"github.com/resctrl-mon/resctrl-mon/test/resctrlfake"
 	"github.com/resctrl-mon/resctrl-mon/test/resctrlsim"
 )
 
@@ -30,9 +31,9 @@ func BenchmarkJoinLifecycle(b *testing.B) {
 	}
 	b.Cleanup(func() { _ = os.RemoveAll(shm) })
 	root := bench.Resctrl(b, resctrlsim.Options{SettleInterval: -1})
-	manager := func(name string, rs resctrlfs.Groups) *Manager {
+	manager := func(name, root string, rs resctrlfs.Groups) *Manager {
 		cfg := config.Default()
-		cfg.ResctrlRoot, cfg.StateDir, cfg.SnapshotDir = rs.Root(), filepath.Join(shm, name), ""
+		cfg.ResctrlRoot, cfg.StateDir, cfg.SnapshotDir = root, filepath.Join(shm, name), ""
 		cfg.Retention = config.Duration(time.Hour)
 		m, err := NewWith(cfg, slog.New(slog.DiscardHandler), rs)
 		if err != nil {
@@ -44,9 +45,9 @@ func BenchmarkJoinLifecycle(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	fake := newFake(8)
-	fake.keep = false
-	onSim, inMemory := manager("sim", kernel), manager("fake", fake)
+	fake := resctrlfake.New(8)
+	fake.ForgetTasks()
+	onSim, inMemory := manager("sim", root, kernel), manager("fake", "/nonexistent-resctrl", fake)
 	idn, err := identity.FromAnnotations("first", crio(podA, sbA))
 	if err != nil {
 		b.Fatal(err)

@@ -12,13 +12,14 @@ import (
 
 	"github.com/resctrl-mon/resctrl-mon/lib/procfs"
 	"github.com/resctrl-mon/resctrl-mon/lib/vocab"
+	"github.com/resctrl-mon/resctrl-mon/test/resctrlfake"
 	"github.com/resctrl-mon/resctrl-mon/test/resctrlsim"
 )
 
 // countingResctrl counts how threads reach the groups: goresctrl's class-checked Assign
 // (which lists the resctrl root on every call) or a pass through one open tasks file.
 type countingResctrl struct {
-	*fakeResctrl
+	*resctrlfake.Resctrl
 	mu      sync.Mutex
 	assigns int
 	writes  [][]int // the ids of each WriteTasks call
@@ -28,14 +29,14 @@ func (c *countingResctrl) Assign(name string, tid int) error {
 	c.mu.Lock()
 	c.assigns++
 	c.mu.Unlock()
-	return c.fakeResctrl.Assign(name, tid)
+	return c.Resctrl.Assign(name, tid)
 }
 
 func (c *countingResctrl) WriteTasks(path string, ids []int, result func(int, error) error) error {
 	c.mu.Lock()
 	c.writes = append(c.writes, slices.Clone(ids))
 	c.mu.Unlock()
-	return c.fakeResctrl.WriteTasks(path, ids, result)
+	return c.Resctrl.WriteTasks(path, ids, result)
 }
 
 func (c *countingResctrl) reset() (assigns int, writes [][]int) {
@@ -55,7 +56,7 @@ func (c *countingResctrl) reset() (assigns int, writes [][]int) {
 func TestDecideJoinWritesTasksOnce(t *testing.T) {
 	t.Parallel()
 	e, fake := newFakeEnv(t, 8, nil)
-	rs := &countingResctrl{fakeResctrl: fake}
+	rs := &countingResctrl{Resctrl: fake}
 	m, err := NewWith(e.cfg, e.m.log, rs)
 	if err != nil {
 		t.Fatal(err)

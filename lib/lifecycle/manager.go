@@ -59,8 +59,6 @@ type Manager struct {
 	cg cgroup.Host
 	// source is the front end whose outcomes this manager counts.
 	source vocab.Source
-	// counters reads groups' mon_data (snapshots, the counter policy), listed once for all.
-	counters resctrlfs.MonReader
 }
 
 // New checks the resctrl root and opens the state directory.

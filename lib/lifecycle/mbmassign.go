@@ -23,8 +23,7 @@ func (m *Manager) assignCounters() {
 	if m.cfg.MBMAssignment != config.MBMAssignPolicy {
 		return
 	}
-	root := m.rs.Root()
-	a, err := resctrlfs.ReadAssignment(root)
+	a, err := m.rs.Assignment()
 	if err != nil {
 		m.log.Warn("counter assignment: reading the mode; retried at the next sweep", "err", err)
 		return
@@ -32,24 +31,24 @@ func (m *Manager) assignCounters() {
 	if !a.Counting() {
 		return
 	}
-	in, err := m.assignmentInput(root, a)
+	in, err := m.assignmentInput(a)
 	if err != nil {
 		m.log.Warn("counter assignment: reading the groups; retried at the next sweep", "err", err)
 		return
 	}
-	m.applyAssignments(root, mbmpolicy.Plan(in))
+	m.applyAssignments(mbmpolicy.Plan(in))
 }
 
 // assignmentInput reads what the policy decides from: our groups (not those of others, whose
 // counters are theirs), their assignments and LLC occupancy.
-func (m *Manager) assignmentInput(root string, a resctrlfs.Assignment) (mbmpolicy.Input, error) {
+func (m *Manager) assignmentInput(a resctrlfs.Assignment) (mbmpolicy.Input, error) {
 	recs, err := m.store.List()
 	in := mbmpolicy.Input{Free: a.Available, Now: m.now(), Hold: time.Duration(m.cfg.MBMAssignmentHold)}
 	for _, r := range recs {
 		if r.RemoveFailed != "" || !m.rs.Exists(r.Path) {
 			continue
 		}
-		ga, gerr := resctrlfs.ReadGroupAssignment(root, r.Path)
+		ga, gerr := m.rs.GroupAssignment(r.Path)
 		if gerr != nil {
 			// Left out, its counters are neither counted nor moved this time.
 			m.log.Warn("counter assignment: reading a group's assignments", "group", r.Path, "err", gerr)
@@ -61,7 +60,7 @@ func (m *Manager) assignmentInput(root string, a resctrlfs.Assignment) (mbmpolic
 			}
 		}
 		g := mbmpolicy.Group{Path: r.Path, Wanted: r.MBMWanted, Live: len(r.Containers) > 0,
-			Assigned: ga.Assigned, Occupancy: m.occupancy(filepath.Join(root, r.Path)), Since: map[string]time.Time{}}
+			Assigned: ga.Assigned, Occupancy: m.occupancy(r.Path), Since: map[string]time.Time{}}
 		for d := range ga.Assigned {
 			g.Since[d] = r.Created
 			if t, ok := r.MBMSince[d]; ok {
@@ -73,11 +72,11 @@ func (m *Manager) assignmentInput(root string, a resctrlfs.Assignment) (mbmpolic
 	return in, err
 }
 
-// occupancy reads a group's llc_occupancy by L3 domain id; a domain that gave no number
-// counts as idle there.
-func (m *Manager) occupancy(dir string) map[string]uint64 {
+// occupancy reads the group at path's llc_occupancy by L3 domain id; a domain that gave no
+// number counts as idle there.
+func (m *Manager) occupancy(path string) map[string]uint64 {
 	out := map[string]uint64{}
-	readings, _, _ := m.counters.Read(dir)
+	readings, _, _ := m.rs.Counters(path)
 	for _, r := range readings {
 		if r.Name != resctrlfs.LLCOccupancy {
 			continue
@@ -92,12 +91,12 @@ func (m *Manager) occupancy(dir string) map[string]uint64 {
 // applyAssignments writes a plan and records when each group got its counters. A refused
 // write is logged and the rest go on (an assignment may still fit); a mode that is no longer
 // mbm_event stops the round.
-func (m *Manager) applyAssignments(root string, plan []mbmpolicy.Write) {
+func (m *Manager) applyAssignments(plan []mbmpolicy.Write) {
 	since := map[string]map[string]*time.Time{} // group path → domain → assigned at (nil: unassigned)
 	now := m.now().UTC()
 	for _, w := range plan {
-		if err := resctrlfs.WriteAssignment(root, w.Path, w.Line()); err != nil {
-			if a, rerr := resctrlfs.ReadAssignment(root); rerr == nil && !a.Counting() {
+		if err := m.rs.WriteAssignment(w.Path, w.Line()); err != nil {
+			if a, rerr := m.rs.Assignment(); rerr == nil && !a.Counting() {
 				m.log.Warn("counter assignment: the mode is no longer mbm_event (switched under us); nothing more written",
 					"mode", a.Mode, "err", err)
 				break

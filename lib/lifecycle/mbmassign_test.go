@@ -16,6 +16,7 @@ import (
 	"github.com/resctrl-mon/resctrl-mon/lib/config"
 	"github.com/resctrl-mon/resctrl-mon/lib/mbmpolicy"
 	"github.com/resctrl-mon/resctrl-mon/lib/resctrlfs"
+	"github.com/resctrl-mon/resctrl-mon/test/resctrlfake"
 	"github.com/resctrl-mon/resctrl-mon/test/resctrlsim"
 )
 
@@ -206,21 +207,20 @@ func TestCounterPolicyFaults(t *testing.T) {
 
 // A write refused because the mode was switched away under the sweep (the kernel's mode file
 // says default by the time the write fails) stops the round with a line saying so, instead of
-// one refusal per write. The kernel is a directory here: a failing write is what is needed.
+// one refusal per write.
 func TestCounterPolicyModeSwitchedMidRound(t *testing.T) {
 	t.Parallel()
-	root := t.TempDir()
-	for _, d := range []string{"info/L3_MON", "mon_groups/a/mbm_L3_assignments", "mon_groups/b/mbm_L3_assignments"} {
-		if err := os.MkdirAll(filepath.Join(root, d), 0o755); err != nil {
+	fake := resctrlfake.New(8)
+	fake.SetAssignMode(resctrlfs.AssignModeEvent, 1, 4)
+	for _, g := range []string{"a", "b"} {
+		if err := fake.Ensure(g, ""); err != nil {
 			t.Fatal(err)
 		}
 	}
-	if err := os.WriteFile(filepath.Join(root, "info/L3_MON/mbm_assign_mode"), []byte("mbm_event\n[default]\n"), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	fake.SwitchMode("default")
 	var log bytes.Buffer
-	m := &Manager{log: slog.New(slog.NewTextHandler(&log, nil)), now: time.Now}
-	m.applyAssignments(root, []mbmpolicy.Write{
+	m := &Manager{rs: fake, log: slog.New(slog.NewTextHandler(&log, nil)), now: time.Now}
+	m.applyAssignments([]mbmpolicy.Write{
 		{Path: "mon_groups/a", Domain: "0", Event: resctrlfs.MBMTotal},
 		{Path: "mon_groups/b", Domain: "0", Event: resctrlfs.MBMTotal, Assign: true},
 	})

@@ -1,7 +1,6 @@
 package lifecycle
 
 import (
-	"path/filepath"
 	"time"
 
 	"github.com/resctrl-mon/resctrl-mon/lib/snapshot"
@@ -16,7 +15,7 @@ func (m *Manager) writeSnapshot(rec state.Record, kind snapshot.Kind) {
 	if m.cfg.SnapshotDir == "" {
 		return
 	}
-	readings, missing, err := m.counters.Read(filepath.Join(m.rs.Root(), rec.Path))
+	readings, missing, err := m.rs.Counters(rec.Path)
 	if err != nil {
 		m.recordFailure(vocab.FailSnapshot, rec.Path, podOf(rec), err)
 	}

@@ -13,11 +13,18 @@ import (
 	"github.com/resctrl-mon/resctrl-mon/lib/logging"
 )
 
-// Groups is what lib/lifecycle asks of resctrl: the seam that lets its decisions be
-// unit-tested without root or FUSE. Names are monitoring group names (the directory under
-// mon_groups/); paths are below the resctrl root ("mon_groups/<name>" or
-// "<class>/mon_groups/<name>"). Errors keep goresctrl's sentinels (monitor.ErrNoRMIDs,
-// monitor.ErrClassMismatch) and the kernel's errnos, so callers test them with errors.Is.
+// Groups is resctrl as the project uses it, the one seam between what lib/lifecycle decides
+// and the file system: a group's mkdir (Ensure) and rmdir (Remove), its tasks (Assign with
+// goresctrl's class check, WriteTasks, Tasks, Exists), its mon_data (Counters), counter
+// assignment in mbm_event mode (Assignment, GroupAssignment, WriteAssignment) and the kernel's
+// word on a refusal (LastCmdStatus). Nothing of lifecycle reaches resctrl another way, so its
+// decisions (placement, reclaim, snapshots, the counter policy) are unit-tested on the
+// in-memory fake (test/resctrlfake), without root or FUSE.
+//
+// Names are monitoring group names (the directory under mon_groups/); paths are below the
+// resctrl root ("mon_groups/<name>" or "<class>/mon_groups/<name>"). Errors keep goresctrl's
+// sentinels (monitor.ErrNoRMIDs, monitor.ErrClassMismatch) and the kernel's errnos, so
+// callers test them with errors.Is.
 type Groups interface {
 	// Ensure creates the group under class ("" for the root), or adopts it if it exists.
 	Ensure(name, class string) error
@@ -34,15 +41,24 @@ type Groups interface {
 	Remove(name string) error
 	// LastCmdStatus is the kernel's word on the last failed command ("" if unreadable).
 	LastCmdStatus() string
-	// Root is the resctrl mount.
-	Root() string
+	// Counters reads every counter of the group at path: readings, and the counters with no
+	// sample and why; a group that is gone is an error wrapping os.ErrNotExist.
+	Counters(path string) ([]Reading, []Missing, error)
+	// Assignment is the mount's counter assignment mode and counters (ReadAssignment).
+	Assignment() (Assignment, error)
+	// GroupAssignment is the group at path's assigned counters (ReadGroupAssignment).
+	GroupAssignment(path string) (GroupAssignment, error)
+	// WriteAssignment writes one assignment line to the group at path (WriteAssignment).
+	WriteAssignment(path, line string) error
 }
 
 // Kernel is Groups on a resctrl mount, through goresctrl's pkg/monitor.
 type Kernel struct {
 	root  string
 	mon   *monitor.Manager
-	tasks tasksFiles
+	tasks *TaskWriter
+	// counters reads groups' mon_data, listed once for every group of the mount.
+	counters MonReader
 }
 
 var _ Groups = (*Kernel)(nil)
@@ -68,10 +84,23 @@ func Open(root string, mount Mount, valid func(string) bool, canon func(string) 
 	if err != nil {
 		return nil, fmt.Errorf("resctrl: %w", err)
 	}
-	return &Kernel{root: root, mon: mon}, nil
+	return &Kernel{root: root, mon: mon, tasks: NewTaskWriter(root)}, nil
 }
 
+// Root is the resctrl mount.
 func (k *Kernel) Root() string { return k.root }
+
+func (k *Kernel) Counters(path string) ([]Reading, []Missing, error) {
+	return k.counters.Read(filepath.Join(k.root, path))
+}
+
+func (k *Kernel) Assignment() (Assignment, error) { return ReadAssignment(k.root) }
+
+func (k *Kernel) GroupAssignment(path string) (GroupAssignment, error) {
+	return ReadGroupAssignment(k.root, path)
+}
+
+func (k *Kernel) WriteAssignment(path, line string) error { return WriteAssignment(k.root, path, line) }
 
 func (k *Kernel) Ensure(name, class string) error {
 	_, err := k.mon.EnsureGroup(name, class)
@@ -81,7 +110,7 @@ func (k *Kernel) Ensure(name, class string) error {
 func (k *Kernel) Assign(name string, tid int) error { return k.mon.AssignPID(name, tid) }
 
 func (k *Kernel) Remove(name string) error {
-	k.tasks.forget(name)
+	k.tasks.Forget(name)
 	return k.mon.Remove(name)
 }
 
@@ -101,34 +130,7 @@ func (k *Kernel) Tasks(path string) (map[int]bool, bool) {
 }
 
 func (k *Kernel) WriteTasks(path string, ids []int, result func(id int, err error) error) error {
-	p := filepath.Join(k.root, path, "tasks")
-	file, err := k.tasks.acquire(p)
-	if err != nil {
-		return err
-	}
-	defer func() { k.tasks.release(file) }() // the file in use when the loop ends
-	buf := make([]byte, 0, 24)
-	for _, id := range ids {
-		buf = append(strconv.AppendInt(buf[:0], int64(id), 10), '\n')
-		// One write is one id: the kernel takes the first it parses and says nothing of
-		// the rest.
-		_, werr := file.f.Write(buf)
-		if werr != nil && stale(werr) {
-			// The group went since the file was opened: once more, through a new open.
-			k.tasks.drop(p, file)
-			fresh, err := k.tasks.acquire(p)
-			if err != nil {
-				return err
-			}
-			k.tasks.release(file)
-			file = fresh
-			_, werr = file.f.Write(buf)
-		}
-		if err := result(id, werr); err != nil {
-			return err
-		}
-	}
-	return nil
+	return k.tasks.Write(path, ids, result)
 }
 
 // ParseTasks parses a tasks file: one thread id a line. Anything else is not a task.

@@ -5,14 +5,10 @@ import (
 	"fmt"
 	"io/fs"
 	"path/filepath"
-	"strconv"
 	"strings"
-
-	"golang.org/x/sys/unix"
 
 	"github.com/resctrl-mon/resctrl-mon/lib/resctrlfs"
 	"github.com/resctrl-mon/resctrl-mon/lib/state"
-	"github.com/resctrl-mon/resctrl-mon/lib/sysfile"
 )
 
 // target is the group an exec joins, as the registry has it.
@@ -86,41 +82,21 @@ func (g target) join(root string, mount resctrlfs.Mount, tid int, still func() b
 	if err := mount(root); err != nil {
 		return err
 	}
+	w := resctrlfs.NewTaskWriter(root)
+	defer w.Close()
 	if g.Class != "" {
 		if !still() {
 			return fmt.Errorf("join class %s: %w", g.Class, errGone)
 		}
-		if err := writeTask(root, g.Class, tid); err != nil {
+		if err := w.WriteOne(g.Class, tid); err != nil {
 			return fmt.Errorf("join class %s: %w", g.Class, err)
 		}
 	}
 	if !still() {
 		return fmt.Errorf("join %s: %w", g.Path, errGone)
 	}
-	if err := writeTask(root, g.Path, tid); err != nil {
+	if err := w.WriteOne(g.Path, tid); err != nil {
 		return fmt.Errorf("join %s: %w", g.Path, err)
-	}
-	return nil
-}
-
-// writeTask writes tid to the tasks file of the group at path below root, with the kernel's
-// last_cmd_status in the error.
-func writeTask(root, path string, tid int) error {
-	tasks := filepath.Join(root, path, "tasks")
-	// O_WRONLY without O_CREATE: a group that went meanwhile is an error, never a new file.
-	fd, err := sysfile.Open(tasks, unix.O_WRONLY, 0)
-	if err != nil {
-		return err
-	}
-	werr := sysfile.Write(fd, tasks, []byte(strconv.Itoa(tid)))
-	if cerr := unix.Close(fd); werr == nil && cerr != nil {
-		werr = &fs.PathError{Op: "close", Path: tasks, Err: cerr}
-	}
-	if err := werr; err != nil {
-		if s := resctrlfs.LastCmdStatus(root); s != "" {
-			err = fmt.Errorf("%w (%s)", err, s)
-		}
-		return fmt.Errorf("write task %d to %s: %w", tid, tasks, err)
 	}
 	return nil
 }

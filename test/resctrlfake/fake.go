@@ -1,0 +1,270 @@
+package resctrlfake
+
+import (
+	"fmt"
+	"os"
+	"slices"
+	"sync"
+	"syscall"
+
+	"github.com/intel/goresctrl/pkg/monitor"
+
+	"github.com/resctrl-mon/resctrl-mon/lib/resctrlfs"
+)
+
+// Resctrl is resctrl in memory. Every method is safe for concurrent use.
+type Resctrl struct {
+	mu      sync.Mutex
+	rmids   int
+	groups  map[string]*group // by path; the root group is not among them
+	paths   map[string]string // name → path
+	class   map[int]string    // task → its class, when not the root
+	last    string
+	forget  bool
+	tree    string // the fixture tree every group's counters are read from ("": none)
+	reader  resctrlfs.MonReader
+	assign  assigner
+	faults  map[Op]fault
+	removed []string // groups' paths as they were removed, in order
+}
+
+type group struct {
+	class    string
+	tasks    map[int]bool
+	readings []resctrlfs.Reading // set by SetCounters; nil: the tree's
+	missing  []resctrlfs.Missing
+	set      bool
+}
+
+var _ resctrlfs.Groups = (*Resctrl)(nil)
+
+// New is a resctrl with rmids RMIDs for monitoring groups (the root group's is apart), no
+// counter assignment (a kernel before 6.18) and no counters until UseTree or SetCounters.
+func New(rmids int) *Resctrl {
+	return &Resctrl{rmids: rmids, groups: map[string]*group{}, paths: map[string]string{},
+		class: map[int]string{}, last: "ok", faults: map[Op]fault{}}
+}
+
+// GroupPath is a group's path below the resctrl root, as lifecycle names it.
+func GroupPath(class, name string) string {
+	if class == "" {
+		return "mon_groups/" + name
+	}
+	return class + "/mon_groups/" + name
+}
+
+// ForgetTasks makes every tasks write succeed and be forgotten, as if the written processes
+// ended at once: tests that place many containers with one pid of their own.
+func (f *Resctrl) ForgetTasks() { f.mu.Lock(); f.forget = true; f.mu.Unlock() }
+
+// JoinClass writes tid into class's own tasks ("" the root), as a runtime does for a
+// container's init: the task leaves any monitoring group it was in.
+func (f *Resctrl) JoinClass(tid int, class string) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	for _, g := range f.groups {
+		delete(g.tasks, tid)
+	}
+	if class == "" {
+		delete(f.class, tid)
+		return
+	}
+	f.class[tid] = class
+}
+
+// Count is the number of monitoring groups (RMIDs in use).
+func (f *Resctrl) Count() int { f.mu.Lock(); defer f.mu.Unlock(); return len(f.groups) }
+
+// Removed lists the groups' paths in the order they were removed.
+func (f *Resctrl) Removed() []string {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return append([]string(nil), f.removed...)
+}
+
+// Ensure is mkdir, or adopting the group that is there. A new group in mbm_event mode gets
+// counters as the kernel gives them at mkdir (see SetAssignMode).
+func (f *Resctrl) Ensure(name, class string) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	p := GroupPath(class, name)
+	if _, ok := f.groups[p]; ok {
+		f.paths[name] = p
+		return nil
+	}
+	if err := f.fault(OpMkdir, p); err != nil {
+		return err
+	}
+	if len(f.groups) >= f.rmids {
+		f.last = "Out of RMIDs"
+		return fmt.Errorf("%w (key %s): %w", monitor.ErrNoRMIDs, name, syscall.ENOSPC)
+	}
+	f.groups[p], f.paths[name] = &group{class: class, tasks: map[int]bool{}}, p
+	f.assign.onCreate(p)
+	return nil
+}
+
+// Assign is goresctrl's AssignPID: its class check, then the kernel's write.
+func (f *Resctrl) Assign(name string, tid int) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	p := f.paths[name]
+	g, ok := f.groups[p]
+	if !ok {
+		return fmt.Errorf("group %s: %w", name, monitor.ErrNotTracked)
+	}
+	if cur := f.class[tid]; cur != "" && cur != g.class {
+		label := g.class
+		if label == "" {
+			label = "(root)"
+		}
+		return fmt.Errorf("%w: pid %d is in control group %q but mon_group %q is under %q",
+			monitor.ErrClassMismatch, tid, cur, name, label)
+	}
+	return f.write(p, tid)
+}
+
+// write is the kernel's tasks write into the group at p (f.mu held): a task moves only
+// within its class ("Can't move task to different control group").
+func (f *Resctrl) write(p string, tid int) error {
+	g, ok := f.groups[p]
+	if !ok {
+		return fmt.Errorf("write %s/tasks: %w", p, syscall.ENOENT)
+	}
+	if err := f.fault(OpTasksWrite, p); err != nil {
+		return err
+	}
+	if f.class[tid] != g.class {
+		f.last = "Can't move task to different control group"
+		return fmt.Errorf("write %s/tasks: %w", p, syscall.EINVAL)
+	}
+	for _, other := range f.groups {
+		delete(other.tasks, tid)
+	}
+	if !f.forget {
+		g.tasks[tid] = true
+	}
+	return nil
+}
+
+// WriteTasks is the kernel's writes through one open tasks file: no class check of its own.
+func (f *Resctrl) WriteTasks(path string, ids []int, result func(int, error) error) error {
+	for _, id := range ids {
+		f.mu.Lock()
+		err := f.write(path, id)
+		f.mu.Unlock()
+		if err := result(id, err); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (f *Resctrl) Tasks(path string) (map[int]bool, bool) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	g, ok := f.groups[path]
+	out := map[int]bool{}
+	if ok {
+		for t := range g.tasks {
+			out[t] = true
+		}
+	}
+	return out, ok
+}
+
+func (f *Resctrl) Exists(path string) bool { _, ok := f.Tasks(path); return ok }
+
+// Remove is rmdir: the group's tasks go back to its class's own group (their class stays),
+// its counters are freed. A name never Ensured is goresctrl's monitor.ErrNotTracked, as
+// resctrlfs.Kernel's Remove says: goresctrl removes only a group it tracks.
+func (f *Resctrl) Remove(name string) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	p, ok := f.paths[name]
+	if !ok {
+		return fmt.Errorf("%w: %q", monitor.ErrNotTracked, name)
+	}
+	if err := f.fault(OpRmdir, p); err != nil {
+		return err
+	}
+	delete(f.groups, p)
+	delete(f.paths, name)
+	f.assign.release(p)
+	f.removed = append(f.removed, p)
+	return nil
+}
+
+func (f *Resctrl) LastCmdStatus() string { f.mu.Lock(); defer f.mu.Unlock(); return f.last }
+
+// UseTree makes every group's counters those of the fixture tree at dir (a directory holding
+// mon_data, see Tree), read by the project's own reader: what a snapshot or the counter
+// policy sees is what it would parse from the kernel's files.
+func (f *Resctrl) UseTree(dir string) { f.mu.Lock(); f.tree = dir; f.mu.Unlock() }
+
+// SetCounters gives the group at path its own counters, in place of the tree's.
+func (f *Resctrl) SetCounters(path string, readings []resctrlfs.Reading, missing []resctrlfs.Missing) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if g, ok := f.groups[path]; ok {
+		g.readings, g.missing, g.set = readings, missing, true
+	}
+}
+
+// Counters reads the group's counters: those SetCounters gave, as given, else the tree's.
+// A group that is not there is an error wrapping os.ErrNotExist, as the kernel's missing
+// directory. In mbm_event mode a tree's bandwidth counter (mbm_total_bytes, mbm_local_bytes
+// of an L3 domain) the group holds no counter for reads "Unassigned", as the kernel's (and
+// the simulator's) does, whatever the tree says.
+func (f *Resctrl) Counters(path string) ([]resctrlfs.Reading, []resctrlfs.Missing, error) {
+	f.mu.Lock()
+	g, ok := f.groups[path]
+	tree := f.tree
+	var set bool
+	var readings []resctrlfs.Reading
+	var missing []resctrlfs.Missing
+	if ok {
+		set, readings, missing = g.set, g.readings, g.missing
+	}
+	var held map[string][]string // L3 domain id → events with a counter; nil: not counting
+	if f.assign.mode == resctrlfs.AssignModeEvent {
+		held = map[string][]string{}
+		for d, evs := range f.assign.held[path] {
+			held[d] = slices.Clone(evs)
+		}
+	}
+	err := f.fault(OpCounters, path)
+	f.mu.Unlock()
+	switch {
+	case !ok:
+		return nil, nil, &os.PathError{Op: "open", Path: path + "/mon_data", Err: os.ErrNotExist}
+	case err != nil:
+		return nil, nil, err
+	case set:
+		return append([]resctrlfs.Reading(nil), readings...), append([]resctrlfs.Missing(nil), missing...), nil
+	case tree == "":
+		return nil, nil, nil
+	}
+	readings, missing, err = f.reader.Read(tree)
+	if err != nil || held == nil {
+		return readings, missing, err
+	}
+	unassigned := func(domain, name string) bool {
+		res, id, err := resctrlfs.DomainID(domain)
+		return err == nil && res == "L3" && slices.Contains(events, name) && !slices.Contains(held[id], name)
+	}
+	var out []resctrlfs.Reading
+	for _, r := range readings {
+		if unassigned(r.Domain, r.Name) {
+			missing = append(missing, resctrlfs.Missing{Domain: r.Domain, Name: r.Name, Reason: "Unassigned"})
+			continue
+		}
+		out = append(out, r)
+	}
+	for i, m := range missing {
+		if unassigned(m.Domain, m.Name) {
+			missing[i].Reason = "Unassigned"
+		}
+	}
+	return out, missing, nil
+}

@@ -14,7 +14,6 @@ import (
 
 	"github.com/resctrl-mon/resctrl-mon/lib/identity"
 	"github.com/resctrl-mon/resctrl-mon/lib/procfs"
-	"github.com/resctrl-mon/resctrl-mon/lib/snapshot"
 	"github.com/resctrl-mon/resctrl-mon/lib/state"
 	"github.com/resctrl-mon/resctrl-mon/lib/vocab"
 )
@@ -170,9 +169,7 @@ func (m *Manager) reserve(p Placement, name string, st procfs.Stat, out *Outcome
 			}
 		}
 		if !tx.Owned {
-			idn := p.Pod
-			tx.Rec = state.Record{Group: name, Path: out.Group, Class: p.Class, PodUID: idn.PodUID, Namespace: idn.Namespace,
-				PodName: idn.PodName, SandboxID: idn.SandboxID, Created: m.now().UTC()}
+			tx.Rec = m.podRecord(name, out.Group, p.Class, p.Pod)
 		}
 		if err := m.admit(tx, p); err != nil {
 			return err
@@ -222,15 +219,9 @@ func (m *Manager) reserve(p Placement, name string, st procfs.Stat, out *Outcome
 		}
 		if created {
 			out.Action = vocab.Created
-			if owned {
-				// The pod's group had vanished (a re-mount, a runtime's RDT setup): a new
-				// RMID starts a new life, whose .begin must not overwrite the old one's.
-				tx.Rec.Created = m.now().UTC()
-				if err := tx.Save(); err != nil {
-					return err
-				}
+			if err := m.beginLife(tx, !owned); err != nil {
+				return err
 			}
-			m.writeSnapshot(tx.Rec, snapshot.Begin)
 		}
 		if tx.Rec.Pending != "" {
 			// The pod waited for an RMID: its other containers have run outside the

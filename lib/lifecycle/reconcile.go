@@ -13,7 +13,6 @@ import (
 	"github.com/resctrl-mon/resctrl-mon/lib/container"
 	"github.com/resctrl-mon/resctrl-mon/lib/identity"
 	"github.com/resctrl-mon/resctrl-mon/lib/procfs"
-	"github.com/resctrl-mon/resctrl-mon/lib/snapshot"
 	"github.com/resctrl-mon/resctrl-mon/lib/state"
 	"github.com/resctrl-mon/resctrl-mon/lib/vocab"
 )
@@ -174,10 +173,10 @@ func (m *Manager) reconcileLive(w *wanted, cgroups cgroup.Index, o ReconcileOpti
 				act(vocab.Refused, "a group of that name exists, holds none of the pod's tasks, and is not ours")
 				return nil
 			}
-			tx.Rec = m.newRecord(w)
+			tx.Rec = m.podRecord(w.name, w.path, w.class, w.idn)
 			act(vocab.Adopted, "registry entry rebuilt")
 		case !owned:
-			tx.Rec = m.newRecord(w)
+			tx.Rec = m.podRecord(w.name, w.path, w.class, w.idn)
 			act(vocab.Created, "")
 		case !exists && tx.Rec.Pending != "":
 			act(vocab.Completed, "was pending: "+tx.Rec.Pending)
@@ -220,9 +219,9 @@ func (m *Manager) reconcileLive(w *wanted, cgroups cgroup.Index, o ReconcileOpti
 			return errors.Join(m.syncContainers(&tx.Rec, w), tx.Save())
 		}
 		if !exists {
-			// A new RMID: a new life (see reserve).
-			tx.Rec.Created = m.now().UTC()
-			m.writeSnapshot(tx.Rec, snapshot.Begin)
+			if err := m.beginLife(tx, !owned); err != nil {
+				return err
+			}
 		}
 		// No leader here: reconcile does not reclassify, so threads outside the class stay.
 		moved, err := m.assignIn(w.name, missing, w.class != "")
@@ -249,11 +248,6 @@ func (m *Manager) reconcileLive(w *wanted, cgroups cgroup.Index, o ReconcileOpti
 		return []Step{busy(w.path, w.idn.PodUID)}, nil
 	}
 	return acts, err
-}
-
-func (m *Manager) newRecord(w *wanted) state.Record {
-	return state.Record{Group: w.name, Path: w.path, Class: w.class, PodUID: w.idn.PodUID, Namespace: w.idn.Namespace,
-		PodName: w.idn.PodName, SandboxID: w.idn.SandboxID, NRI: w.idn.Runtime == identity.NRI, Created: m.now().UTC(), Containers: map[string]time.Time{}}
 }
 
 // syncContainers makes the record's containers exactly the live ones, and binds them.

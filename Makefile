@@ -170,7 +170,7 @@ bench: runtimes
 	$(GO) test $(TAGS) -run XXX -bench . -benchtime 300x ./lib/wrapper/
 	$(GO) test $(TAGS) -run XXX -bench Reconcile -benchtime 3x ./lib/lifecycle/
 	$(GO) test $(TAGS) -run XXX -bench JoinLifecycle -benchtime 300x ./lib/lifecycle/
-	$(GO) test $(TAGS) -run XXX -bench . -benchtime 200x ./lib/state/
+	$(GO) test $(TAGS) -run XXX -bench . -benchtime 200x ./lib/registry/
 	$(GO) test $(TAGS) -run XXX -bench 'Scrape|ServeMemory' -benchtime 5x ./lib/exporter/
 	$(GO) test $(TAGS) -run XXX -bench Collect -benchtime 50x ./lib/exporter/
 	$(GO) test $(TAGS) -run XXX -bench . -benchtime 300x ./lib/nriplugin/

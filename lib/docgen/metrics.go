@@ -16,8 +16,8 @@ import (
 	"github.com/resctrl-mon/resctrl-mon/lib/inventory"
 	"github.com/resctrl-mon/resctrl-mon/lib/psi"
 	"github.com/resctrl-mon/resctrl-mon/lib/psimetrics"
+	"github.com/resctrl-mon/resctrl-mon/lib/registry"
 	"github.com/resctrl-mon/resctrl-mon/lib/resctrlfs"
-	"github.com/resctrl-mon/resctrl-mon/lib/state"
 )
 
 // family is one metric family as a scrape shows it.
@@ -164,9 +164,9 @@ func (sampleNode) Pods(inventory.Options) ([]inventory.Pod, error) {
 	return pods, nil
 }
 
-func (sampleNode) RMIDs() (inventory.RMIDs, error)             { return inventory.RMIDs{Used: 1, Total: 64}, nil }
-func (sampleNode) Failures(time.Time) ([]state.Failure, error) { return nil, nil }
-func (sampleNode) Counts() (map[string]uint64, error)          { return map[string]uint64{}, nil }
+func (sampleNode) RMIDs() (inventory.RMIDs, error)                { return inventory.RMIDs{Used: 1, Total: 64}, nil }
+func (sampleNode) Failures(time.Time) ([]registry.Failure, error) { return nil, nil }
+func (sampleNode) Counts() (map[string]uint64, error)             { return map[string]uint64{}, nil }
 
 // Assignment is a node in mbm_event mode, so the counter assignment metrics are documented.
 func (sampleNode) Assignment() (resctrlfs.Assignment, error) {

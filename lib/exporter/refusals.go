@@ -5,7 +5,7 @@ import (
 	"time"
 
 	"github.com/resctrl-mon/resctrl-mon/lib/permission"
-	"github.com/resctrl-mon/resctrl-mon/lib/state"
+	"github.com/resctrl-mon/resctrl-mon/lib/registry"
 )
 
 // RefusalWindow is how far back /healthz looks for writes the kernel refused: long enough
@@ -19,14 +19,14 @@ const RefusalWindow = 5 * time.Minute
 // container), and this is how its refusals reach /healthz. nil when there are none, or
 // when the failures cannot be read (the state dir check says why).
 func recentRefusals(stateDir string, now time.Time) error {
-	st, err := state.OpenReadOnly(stateDir)
+	st, err := registry.OpenReadOnly(stateDir)
 	if err != nil {
 		return nil
 	}
 	fails, _ := st.Failures(now.Add(-RefusalWindow))
 	n := 0
 	var last *permission.Denial
-	var lastF state.Failure
+	var lastF registry.Failure
 	for _, f := range fails {
 		if d, ok := permission.ClassifyText(f.Error); ok {
 			n, last, lastF = n+1, d, f

@@ -17,8 +17,8 @@ import (
 	"github.com/resctrl-mon/resctrl-mon/lib/aside"
 	"github.com/resctrl-mon/resctrl-mon/lib/config"
 	"github.com/resctrl-mon/resctrl-mon/lib/lifecycle"
+	"github.com/resctrl-mon/resctrl-mon/lib/registry"
 	"github.com/resctrl-mon/resctrl-mon/lib/resctrlfs"
-	"github.com/resctrl-mon/resctrl-mon/lib/state"
 	"github.com/resctrl-mon/resctrl-mon/lib/vocab"
 )
 
@@ -43,7 +43,7 @@ var errNotJoin = errors.New("the pod's group is gone: not a join")
 func join(st specs.State, cfg config.Config, log *slog.Logger, deadline, end time.Time, onGroup func(string)) (out lifecycle.Outcome, err error, ok bool) {
 	// No state dir, no pod to join: nothing is made here for a call that is the worker's
 	// (the runtime may have moved on, and its caller with it, while this goroutine runs).
-	if _, err := state.OpenReadOnly(cfg.StateDir); err != nil {
+	if _, err := registry.OpenReadOnly(cfg.StateDir); err != nil {
 		return out, nil, false
 	}
 	g := &asideGroups{root: cfg.ResctrlRoot, mount: resctrlfs.MountFor(cfg.ResctrlSimulator), log: log, deadline: deadline}
@@ -95,7 +95,7 @@ func join(st specs.State, cfg config.Config, log *slog.Logger, deadline, end tim
 // resctrl only whether it is there and to write the tasks. An idle group (its last container
 // left, a pod whose containers restart) is joined as a live one while its retention lasts
 // past end: after it, Place would end the group and make it again.
-func live(rec state.Record, p lifecycle.Placement, retention time.Duration, end time.Time) bool {
+func live(rec registry.Record, p lifecycle.Placement, retention time.Duration, end time.Time) bool {
 	if rec.Pending != "" || rec.SandboxEnded || rec.Class != p.Class || rec.Path != lifecycle.GroupPath(p.Class, rec.Group) {
 		return false
 	}

@@ -5,7 +5,7 @@ import (
 	"time"
 
 	"github.com/resctrl-mon/resctrl-mon/lib/lifecycle"
-	"github.com/resctrl-mon/resctrl-mon/lib/state"
+	"github.com/resctrl-mon/resctrl-mon/lib/registry"
 )
 
 // Which records a container joins in the hook's process: a group that is live, or idle with
@@ -17,22 +17,22 @@ func TestLive(t *testing.T) {
 	idle := func(ago time.Duration) *time.Time { at := end.Add(-ago); return &at }
 	running := map[string]time.Time{"c1": end.Add(-time.Hour)}
 	p := lifecycle.Placement{ContainerID: "c2", Class: ""}
-	base := state.Record{Group: "g", Path: "mon_groups/g", Containers: running}
+	base := registry.Record{Group: "g", Path: "mon_groups/g", Containers: running}
 	for _, tc := range []struct {
 		name string
-		edit func(*state.Record)
+		edit func(*registry.Record)
 		p    lifecycle.Placement
 		want bool
 	}{
-		{"live", func(*state.Record) {}, p, true},
-		{"idle within its retention", func(r *state.Record) { r.Containers, r.IdleSince = nil, idle(time.Minute) }, p, true},
-		{"idle, its retention ending before the hook does", func(r *state.Record) { r.Containers, r.IdleSince = nil, idle(5*time.Minute) }, p, false},
-		{"no container and not idle", func(r *state.Record) { r.Containers = nil }, p, false},
-		{"containers and idle", func(r *state.Record) { r.IdleSince = idle(time.Minute) }, p, false},
-		{"pending", func(r *state.Record) { r.Pending = "no free RMID" }, p, false},
-		{"its sandbox ended", func(r *state.Record) { r.SandboxEnded = true }, p, false},
-		{"another class", func(*state.Record) {}, lifecycle.Placement{ContainerID: "c2", Class: "gold"}, false},
-		{"a path not its class's", func(r *state.Record) { r.Path = "gold/mon_groups/g" }, p, false},
+		{"live", func(*registry.Record) {}, p, true},
+		{"idle within its retention", func(r *registry.Record) { r.Containers, r.IdleSince = nil, idle(time.Minute) }, p, true},
+		{"idle, its retention ending before the hook does", func(r *registry.Record) { r.Containers, r.IdleSince = nil, idle(5*time.Minute) }, p, false},
+		{"no container and not idle", func(r *registry.Record) { r.Containers = nil }, p, false},
+		{"containers and idle", func(r *registry.Record) { r.IdleSince = idle(time.Minute) }, p, false},
+		{"pending", func(r *registry.Record) { r.Pending = "no free RMID" }, p, false},
+		{"its sandbox ended", func(r *registry.Record) { r.SandboxEnded = true }, p, false},
+		{"another class", func(*registry.Record) {}, lifecycle.Placement{ContainerID: "c2", Class: "gold"}, false},
+		{"a path not its class's", func(r *registry.Record) { r.Path = "gold/mon_groups/g" }, p, false},
 	} {
 		r := base
 		tc.edit(&r)

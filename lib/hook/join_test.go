@@ -14,7 +14,7 @@ import (
 
 	"github.com/resctrl-mon/resctrl-mon/lib/config"
 	"github.com/resctrl-mon/resctrl-mon/lib/hook"
-	"github.com/resctrl-mon/resctrl-mon/lib/state"
+	"github.com/resctrl-mon/resctrl-mon/lib/registry"
 	"github.com/resctrl-mon/resctrl-mon/test/resctrlsim"
 )
 
@@ -157,7 +157,7 @@ func TestJoinBudget(t *testing.T) {
 			if log := e.log(t); !strings.Contains(log, "time budget exhausted") || !strings.Contains(log, "container=slow") {
 				t.Errorf("the log does not say the budget ran out:\n%s", log)
 			}
-			store, err := state.Open(e.cfg.StateDir)
+			store, err := registry.Open(e.cfg.StateDir)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -195,7 +195,7 @@ func TestJoinGroupGone(t *testing.T) {
 	if log := e.log(t); !strings.Contains(log, "container=second") || !strings.Contains(log, "outcome=created") {
 		t.Errorf("the log does not say the group was made again:\n%s", log)
 	}
-	store, err := state.Open(e.cfg.StateDir)
+	store, err := registry.Open(e.cfg.StateDir)
 	if err != nil {
 		t.Fatal(err)
 	}

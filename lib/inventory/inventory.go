@@ -17,8 +17,8 @@ import (
 
 	"github.com/resctrl-mon/resctrl-mon/lib/config"
 	"github.com/resctrl-mon/resctrl-mon/lib/procfs"
+	"github.com/resctrl-mon/resctrl-mon/lib/registry"
 	"github.com/resctrl-mon/resctrl-mon/lib/resctrlfs"
-	"github.com/resctrl-mon/resctrl-mon/lib/state"
 )
 
 // State is where a pod's group stands. One list, in States.
@@ -50,7 +50,7 @@ var States = []State{Active, LateAssigned, Stopped, Idle, Pending, Missing}
 // Inventory reads the state directory and resctrl.
 type Inventory struct {
 	root     string
-	store    *state.Store
+	store    *registry.Store
 	now      func() time.Time
 	counters resctrlfs.MonReader // every scrape reads every group's mon_data: listed once
 }
@@ -60,7 +60,7 @@ func Open(cfg config.Config) (*Inventory, error) {
 	if err := resctrlfs.MountFor(cfg.ResctrlSimulator)(cfg.ResctrlRoot); err != nil {
 		return nil, err
 	}
-	store, err := state.OpenReadOnly(cfg.StateDir)
+	store, err := registry.OpenReadOnly(cfg.StateDir)
 	if err != nil {
 		return nil, err
 	}
@@ -71,7 +71,7 @@ func Open(cfg config.Config) (*Inventory, error) {
 type Container struct {
 	ID string `json:"id"`
 	// Name is its Kubernetes container name, or a runtime's name for it, as its front end
-	// recorded it (state.Record.Names); "" when none was (a plain OCI container, a record of
+	// recorded it (registry.Record.Names); "" when none was (a plain OCI container, a record of
 	// an older version).
 	Name   string    `json:"name,omitempty"`
 	Placed time.Time `json:"placed"`
@@ -94,7 +94,7 @@ type Pod struct {
 	Age        time.Duration `json:"age"`
 	Containers []Container   `json:"containers"`
 	// Cgroup is the pod's cgroup v2 path, the one its runtime named as the pod's (the
-	// sandbox's cgroup parent, podman's pod cgroup; see state.Record.PodCgroup); "" when
+	// sandbox's cgroup parent, podman's pod cgroup; see registry.Record.PodCgroup); "" when
 	// it named none, as for a container with no pod.
 	Cgroup string `json:"cgroup,omitempty"`
 	Tasks  int    `json:"tasks"` // tasks in the group that can still run
@@ -140,7 +140,7 @@ func (inv *Inventory) Pods(o Options) ([]Pod, error) {
 	return out, errors.Join(errs...)
 }
 
-func stateOf(r state.Record, exists bool, now time.Time) (State, string) {
+func stateOf(r registry.Record, exists bool, now time.Time) (State, string) {
 	var s State
 	detail := ""
 	switch {
@@ -168,7 +168,7 @@ func stateOf(r state.Record, exists bool, now time.Time) (State, string) {
 
 // anyRunning reports whether some recorded container may still run: its init (by pid and
 // start time) is alive, or it was recorded without one (nothing says it stopped).
-func anyRunning(r state.Record) bool {
+func anyRunning(r registry.Record) bool {
 	for id := range r.Containers {
 		in, ok := r.Inits[id]
 		if !ok || procfs.SameProcess(in.Pid, in.Start) {
@@ -178,7 +178,7 @@ func anyRunning(r state.Record) bool {
 	return false
 }
 
-func containers(r state.Record) []Container {
+func containers(r registry.Record) []Container {
 	out := make([]Container, 0, len(r.Containers))
 	for id, t := range r.Containers {
 		out = append(out, Container{ID: id, Name: r.Name(id), Placed: t, Cgroup: r.Cgroups[id]})

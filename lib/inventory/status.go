@@ -6,16 +6,16 @@ import (
 	"strings"
 	"time"
 
+	"github.com/resctrl-mon/resctrl-mon/lib/registry"
 	"github.com/resctrl-mon/resctrl-mon/lib/resctrlfs"
-	"github.com/resctrl-mon/resctrl-mon/lib/state"
 )
 
 // Status is where things stand: what `resctrl-mon status` shows.
 type Status struct {
-	Groups   []Pod           `json:"groups"` // never null: [] when there are none
-	RMIDs    RMIDs           `json:"rmids"`
-	Failures map[string]int  `json:"failures"` // by reason, over the last FailureWindow
-	Recent   []state.Failure `json:"recentFailures"`
+	Groups   []Pod              `json:"groups"` // never null: [] when there are none
+	RMIDs    RMIDs              `json:"rmids"`
+	Failures map[string]int     `json:"failures"` // by reason, over the last FailureWindow
+	Recent   []registry.Failure `json:"recentFailures"`
 	// Counts are what the front ends counted since the state dir was made (boot, on tmpfs):
 	// "hook.created", "adapter.joined", "snapshot.end", ... (vocab.OutcomeCount).
 	Counts map[string]uint64 `json:"counts"`
@@ -37,7 +37,7 @@ func (inv *Inventory) Status() (Status, error) {
 		}
 		return strings.Compare(a.Path, b.Path)
 	})
-	st := Status{Groups: pods, Failures: map[string]int{}, Recent: []state.Failure{}}
+	st := Status{Groups: pods, Failures: map[string]int{}, Recent: []registry.Failure{}}
 	st.RMIDs, err = inv.RMIDs()
 	errs = append(errs, err)
 	fails, err := inv.store.Failures(inv.now().Add(-FailureWindow))

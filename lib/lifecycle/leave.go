@@ -6,8 +6,8 @@ import (
 
 	"github.com/resctrl-mon/resctrl-mon/lib/identity"
 	"github.com/resctrl-mon/resctrl-mon/lib/procfs"
+	"github.com/resctrl-mon/resctrl-mon/lib/registry"
 	"github.com/resctrl-mon/resctrl-mon/lib/snapshot"
-	"github.com/resctrl-mon/resctrl-mon/lib/state"
 	"github.com/resctrl-mon/resctrl-mon/lib/vocab"
 )
 
@@ -56,7 +56,7 @@ func (m *Manager) Leave(d Departure) (out Outcome, err error) {
 			return o, nil
 		}
 	}
-	err = m.store.Update(name, lockTimeout, func(tx *state.Tx) error {
+	err = m.store.Update(name, lockTimeout, func(tx *registry.Tx) error {
 		if !tx.Owned {
 			out.Detail = notOurs(name)
 			return m.store.UnbindContainer(d.ContainerID)
@@ -150,7 +150,7 @@ func (m *Manager) EndPod(e PodEnd) (out Outcome, err error) {
 		return out, nil
 	}
 	name = canonicalGroupName(name)
-	err = m.store.Update(name, lockTimeout, func(tx *state.Tx) error {
+	err = m.store.Update(name, lockTimeout, func(tx *registry.Tx) error {
 		if !tx.Owned {
 			return nil
 		}
@@ -180,7 +180,7 @@ func (m *Manager) EndPod(e PodEnd) (out Outcome, err error) {
 // then rmdir, then the record. A group that still has tasks is kept (the kernel would hand
 // them to the parent group and its counts would be lost); a failed rmdir is recorded and
 // retried, never forgotten.
-func (m *Manager) remove(tx *state.Tx) (vocab.Action, string) {
+func (m *Manager) remove(tx *registry.Tx) (vocab.Action, string) {
 	rec := tx.Rec
 	tasks, exists := m.rs.Tasks(rec.Path)
 	if !exists {
@@ -211,7 +211,7 @@ func (m *Manager) remove(tx *state.Tx) (vocab.Action, string) {
 }
 
 // keep saves the record with the reason removal did not happen, so it is retried.
-func (m *Manager) keep(tx *state.Tx, why string) string {
+func (m *Manager) keep(tx *registry.Tx, why string) string {
 	tx.Rec.RemoveFailed = why
 	if err := tx.Save(); err != nil {
 		return why + "; " + err.Error()
@@ -220,7 +220,7 @@ func (m *Manager) keep(tx *state.Tx, why string) string {
 }
 
 // podOf names a record's pod for logs and failures: its UID, else its group.
-func podOf(rec state.Record) string {
+func podOf(rec registry.Record) string {
 	if rec.PodUID != "" {
 		return rec.PodUID
 	}

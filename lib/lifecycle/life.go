@@ -4,8 +4,8 @@ import (
 	"time"
 
 	"github.com/resctrl-mon/resctrl-mon/lib/identity"
+	"github.com/resctrl-mon/resctrl-mon/lib/registry"
 	"github.com/resctrl-mon/resctrl-mon/lib/snapshot"
-	"github.com/resctrl-mon/resctrl-mon/lib/state"
 )
 
 // A group's life is one RMID's: it begins at the group's mkdir, when its counts start from
@@ -16,8 +16,8 @@ import (
 
 // podRecord is the record of a pod new to the registry: its group at path under class, and
 // the pod's identity. Its life begins now, at the mkdir that follows.
-func (m *Manager) podRecord(name, path, class string, idn identity.Identity) state.Record {
-	return state.Record{Group: name, Path: path, Class: class, PodUID: idn.PodUID, Namespace: idn.Namespace,
+func (m *Manager) podRecord(name, path, class string, idn identity.Identity) registry.Record {
+	return registry.Record{Group: name, Path: path, Class: class, PodUID: idn.PodUID, Namespace: idn.Namespace,
 		PodName: idn.PodName, SandboxID: idn.SandboxID, NRI: idn.Runtime == identity.NRI, Created: m.now().UTC(),
 		Containers: map[string]time.Time{}}
 }
@@ -27,7 +27,7 @@ func (m *Manager) podRecord(name, path, class string, idn identity.Identity) sta
 // re-mount, a runtime's RDT setup) is given a new start and saved first, so the new life's
 // .begin never overwrites the old one's. A .begin that cannot be written is counted, never
 // fatal (writeSnapshot).
-func (m *Manager) beginLife(tx *state.Tx, fresh bool) error {
+func (m *Manager) beginLife(tx *registry.Tx, fresh bool) error {
 	if !fresh {
 		tx.Rec.Created = m.now().UTC()
 		if err := tx.Save(); err != nil {

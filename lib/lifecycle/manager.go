@@ -25,8 +25,8 @@ import (
 	"github.com/resctrl-mon/resctrl-mon/lib/identity"
 	"github.com/resctrl-mon/resctrl-mon/lib/ocistate"
 	"github.com/resctrl-mon/resctrl-mon/lib/permission"
+	"github.com/resctrl-mon/resctrl-mon/lib/registry"
 	"github.com/resctrl-mon/resctrl-mon/lib/resctrlfs"
-	"github.com/resctrl-mon/resctrl-mon/lib/state"
 	"github.com/resctrl-mon/resctrl-mon/lib/vocab"
 )
 
@@ -51,7 +51,7 @@ const lockTimeout = 5 * time.Second
 // handle, no globals, so every test can run in parallel.
 type Manager struct {
 	cfg   config.Config
-	store *state.Store
+	store *registry.Store
 	rs    resctrlfs.Groups
 	log   *slog.Logger
 	now   func() time.Time
@@ -72,7 +72,7 @@ func New(cfg config.Config, log *slog.Logger) (*Manager, error) {
 
 // NewWith is New on a given resctrl: tests give it a fake.
 func NewWith(cfg config.Config, log *slog.Logger, rs resctrlfs.Groups) (*Manager, error) {
-	store, err := state.Open(cfg.StateDir)
+	store, err := registry.Open(cfg.StateDir)
 	if err != nil {
 		return nil, err
 	}
@@ -97,7 +97,7 @@ func (m *Manager) count(a vocab.Action) {
 func (m *Manager) SetClock(now func() time.Time) { m.now = now }
 
 // Store is the manager's state directory.
-func (m *Manager) Store() *state.Store { return m.store }
+func (m *Manager) Store() *registry.Store { return m.store }
 
 // ValidGroupName reports whether name is a group name resctrl-mon makes: a pod UID, a
 // podman pod's sandbox id, or "ctr-" and a container id. Nothing else is ever ours.
@@ -171,7 +171,7 @@ func (m *Manager) recordFailure(reason vocab.FailureReason, subject, pod string,
 	// the operator turns.
 	err = permission.Explain(err, permission.Self())
 	m.log.Warn("failure", "reason", reason, "subject", subject, "pod", pod, "err", err)
-	if serr := m.store.RecordFailure(state.Failure{Time: m.now().UTC(), Reason: string(reason), Subject: subject, Pod: pod,
+	if serr := m.store.RecordFailure(registry.Failure{Time: m.now().UTC(), Reason: string(reason), Subject: subject, Pod: pod,
 		Error: strings.TrimSpace(err.Error())}); serr != nil {
 		m.log.Warn("recording a failure", "err", serr)
 	}

@@ -9,8 +9,8 @@ import (
 
 	"github.com/resctrl-mon/resctrl-mon/lib/config"
 	"github.com/resctrl-mon/resctrl-mon/lib/mbmpolicy"
+	"github.com/resctrl-mon/resctrl-mon/lib/registry"
 	"github.com/resctrl-mon/resctrl-mon/lib/resctrlfs"
-	"github.com/resctrl-mon/resctrl-mon/lib/state"
 )
 
 // assignCounters applies the counter policy (mbmAssignment: policy) in mbm_event mode: it
@@ -125,7 +125,7 @@ func (m *Manager) applyAssignments(plan []mbmpolicy.Write) {
 // recordSince keeps when the group's counters were assigned, for the hold time.
 func (m *Manager) recordSince(path string, domains map[string]*time.Time) {
 	name := filepath.Base(path)
-	err := m.store.Update(name, sweepLockWait, func(tx *state.Tx) error {
+	err := m.store.Update(name, sweepLockWait, func(tx *registry.Tx) error {
 		if !tx.Owned || tx.Rec.Path != path {
 			return nil
 		}

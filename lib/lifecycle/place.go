@@ -14,7 +14,7 @@ import (
 
 	"github.com/resctrl-mon/resctrl-mon/lib/identity"
 	"github.com/resctrl-mon/resctrl-mon/lib/procfs"
-	"github.com/resctrl-mon/resctrl-mon/lib/state"
+	"github.com/resctrl-mon/resctrl-mon/lib/registry"
 	"github.com/resctrl-mon/resctrl-mon/lib/vocab"
 )
 
@@ -155,7 +155,7 @@ func (m *Manager) placeLate(name string, p Placement) (int, error) {
 // reserve makes sure the pod's group exists and records the container in it, under the
 // pod's lock. created is true when this call made the group. st is the init's stat.
 func (m *Manager) reserve(p Placement, name string, st procfs.Stat, out *Outcome) (created bool, err error) {
-	err = m.store.Update(name, lockTimeout, func(tx *state.Tx) error {
+	err = m.store.Update(name, lockTimeout, func(tx *registry.Tx) error {
 		if tx.Owned && m.expired(tx.Rec) {
 			// Idle past the retention window: the pod's old life is over and its counts
 			// are final. A new group makes sure nothing of the old one is carried over.
@@ -239,7 +239,7 @@ func (m *Manager) reserve(p Placement, name string, st procfs.Stat, out *Outcome
 }
 
 // undoReserve handles a group that could not be made, after the container was recorded.
-func (m *Manager) undoReserve(tx *state.Tx, id string, owned bool, out *Outcome, err error) error {
+func (m *Manager) undoReserve(tx *registry.Tx, id string, owned bool, out *Outcome, err error) error {
 	switch {
 	case errors.Is(err, ErrNoRMIDs):
 		// Remember the pod so a later call or reconcile completes it.
@@ -260,7 +260,7 @@ func (m *Manager) undoReserve(tx *state.Tx, id string, owned bool, out *Outcome,
 // placeRecorded moves every task of the record's other live containers into the group
 // (every thread of every process in each container's cgroups) and marks the pod
 // late-assigned: what they did until now was counted elsewhere.
-func (m *Manager) placeRecorded(tx *state.Tx, except string) (moved int, err error) {
+func (m *Manager) placeRecorded(tx *registry.Tx, except string) (moved int, err error) {
 	var others []int
 	for id, in := range tx.Rec.Inits {
 		if id != except && procfs.SameProcess(in.Pid, in.Start) {
@@ -286,7 +286,7 @@ func (m *Manager) placeRecorded(tx *state.Tx, except string) (moved int, err err
 // release takes back a reservation whose threads could not be moved, and removes the group
 // if this call made it and nothing else joined.
 func (m *Manager) release(id, name string, created bool) error {
-	return m.store.Update(name, lockTimeout, func(tx *state.Tx) error {
+	return m.store.Update(name, lockTimeout, func(tx *registry.Tx) error {
 		if !tx.Owned {
 			return nil
 		}
@@ -307,7 +307,7 @@ func (m *Manager) release(id, name string, created bool) error {
 
 // admit decides whether the container may join an existing record: same allocation class,
 // same live sandbox.
-func (m *Manager) admit(tx *state.Tx, p Placement) error {
+func (m *Manager) admit(tx *registry.Tx, p Placement) error {
 	rec := &tx.Rec
 	if rec.Containers == nil {
 		rec.Containers = map[string]time.Time{}
@@ -334,7 +334,7 @@ func (m *Manager) admit(tx *state.Tx, p Placement) error {
 
 // ensureGroup makes the group (or checks it is still there). created is true when this call
 // allocated its RMID; reclaimed, the idle group that made room for it (rmidReclaim).
-func (m *Manager) ensureGroup(rec state.Record, owned bool) (created bool, reclaimed *Step, err error) {
+func (m *Manager) ensureGroup(rec registry.Record, owned bool) (created bool, reclaimed *Step, err error) {
 	existed := m.rs.Exists(rec.Path)
 	if existed && !owned {
 		return false, nil, fmt.Errorf("%w: %s", ErrForeign, rec.Path)
@@ -405,7 +405,7 @@ func (m *Manager) moveThreads(name, class string, pid int) (moved, skipped int, 
 // recordContainer remembers the container, its init (by pid and start time: a pid alone is
 // reused; st is the init's stat, nil when it could not be read) and its cgroup v2 path (for
 // the pressure readers; read from /proc when cg is "").
-func (m *Manager) recordContainer(rec *state.Record, id string, pid int, st *procfs.Stat, cg string) {
+func (m *Manager) recordContainer(rec *registry.Record, id string, pid int, st *procfs.Stat, cg string) {
 	if rec.Containers == nil {
 		rec.Containers = map[string]time.Time{}
 	}
@@ -414,9 +414,9 @@ func (m *Manager) recordContainer(rec *state.Record, id string, pid int, st *pro
 	}
 	if st != nil {
 		if rec.Inits == nil {
-			rec.Inits = map[string]state.Init{}
+			rec.Inits = map[string]registry.Init{}
 		}
-		rec.Inits[id] = state.Init{Pid: pid, Start: st.StartTime}
+		rec.Inits[id] = registry.Init{Pid: pid, Start: st.StartTime}
 	}
 	if cg == "" {
 		cg, _ = m.cg.CgroupOf(pid)
@@ -460,13 +460,13 @@ func podCgroupV2(named, container string) string {
 
 // sameInit reports whether the record holds the container with this very init (pid and
 // start time: a pid alone is reused).
-func sameInit(rec state.Record, id string, pid int, start uint64) bool {
+func sameInit(rec registry.Record, id string, pid int, start uint64) bool {
 	in, ok := rec.Inits[id]
 	return ok && in.Pid == pid && in.Start == start
 }
 
 // forgetContainer takes a container out of a record.
-func forgetContainer(rec *state.Record, id string) {
+func forgetContainer(rec *registry.Record, id string) {
 	delete(rec.Containers, id)
 	delete(rec.Inits, id)
 	delete(rec.Cgroups, id)
@@ -545,11 +545,11 @@ func (m *Manager) GroupOf(p Placement) string {
 // pod's lock: a placement stuck inside the lock has moved nothing, and reconcile, or the
 // placement when it ends, marks the pod late.
 func MarkLate(stateDir, group, containerID string, wait time.Duration) error {
-	store, err := state.Open(stateDir)
+	store, err := registry.Open(stateDir)
 	if err != nil {
 		return err
 	}
-	return store.Update(group, wait, func(tx *state.Tx) error {
+	return store.Update(group, wait, func(tx *registry.Tx) error {
 		if _, in := tx.Rec.Containers[containerID]; !tx.Owned || !in || tx.Rec.LateAssigned {
 			return nil
 		}

@@ -8,8 +8,8 @@ import (
 	"time"
 
 	"github.com/resctrl-mon/resctrl-mon/lib/config"
+	"github.com/resctrl-mon/resctrl-mon/lib/registry"
 	"github.com/resctrl-mon/resctrl-mon/lib/snapshot"
-	"github.com/resctrl-mon/resctrl-mon/lib/state"
 	"github.com/resctrl-mon/resctrl-mon/lib/vocab"
 )
 
@@ -47,17 +47,17 @@ func (m *Manager) reclaim(self string) (Step, bool) {
 		m.log.Warn("reclaiming an RMID: listing the groups", "err", err)
 	}
 	// Only an idle group that exists holds an RMID: a pending record holds none.
-	recs = slices.DeleteFunc(recs, func(r state.Record) bool {
+	recs = slices.DeleteFunc(recs, func(r registry.Record) bool {
 		return r.Group == self || !idle(r) || r.Pending != ""
 	})
 	// Idle longest first.
-	slices.SortFunc(recs, func(a, b state.Record) int { return a.IdleSince.Compare(*b.IdleSince) })
+	slices.SortFunc(recs, func(a, b registry.Record) int { return a.IdleSince.Compare(*b.IdleSince) })
 	// A few at most: this runs while the runtime waits on a container's start, and a
 	// group passed over (locked, or still holding tasks) costs a lock wait or a tasks read.
 	for _, r := range recs[:min(len(recs), maxReclaimTries)] {
 		st := Step{Action: vocab.Reclaimed, Group: r.Path, Pod: podOf(r)}
 		done := false
-		uerr := m.store.Update(r.Group, sweepLockWait, func(tx *state.Tx) error {
+		uerr := m.store.Update(r.Group, sweepLockWait, func(tx *registry.Tx) error {
 			// Re-read under the lock: a container may have joined since the listing.
 			if !tx.Owned || !idle(tx.Rec) || tx.Rec.Pending != "" {
 				return nil
@@ -72,7 +72,7 @@ func (m *Manager) reclaim(self string) (Step, bool) {
 			st.Detail, done = fmt.Sprintf("idle for %s of its %s retention: its RMID went to a new pod", idleFor, m.cfg.Retention), true
 			return nil
 		})
-		if uerr != nil && !errors.Is(uerr, state.ErrLocked) {
+		if uerr != nil && !errors.Is(uerr, registry.ErrLocked) {
 			m.log.Warn("reclaiming an RMID", "group", r.Path, "err", uerr)
 		}
 		if done {
@@ -84,7 +84,7 @@ func (m *Manager) reclaim(self string) (Step, bool) {
 }
 
 // idle reports whether a record has no container and its idle clock runs.
-func idle(r state.Record) bool { return len(r.Containers) == 0 && r.IdleSince != nil }
+func idle(r registry.Record) bool { return len(r.Containers) == 0 && r.IdleSince != nil }
 
 // CompletePending gives pending pods their groups now that an RMID may be free (a pod ended,
 // a sweep removed groups), reclaiming idle groups under rmidReclaim: idle: every recorded
@@ -99,12 +99,12 @@ func (m *Manager) CompletePending() (steps []Step, err error) {
 		}
 		var st []Step
 		full := false
-		uerr := m.store.Update(r.Group, sweepLockWait, func(tx *state.Tx) error {
+		uerr := m.store.Update(r.Group, sweepLockWait, func(tx *registry.Tx) error {
 			var err error
 			st, full, err = m.completeOne(tx)
 			return err
 		})
-		if errors.Is(uerr, state.ErrLocked) {
+		if errors.Is(uerr, registry.ErrLocked) {
 			continue // a call works on the pod: it completes it
 		}
 		for _, s := range st {
@@ -123,7 +123,7 @@ func (m *Manager) CompletePending() (steps []Step, err error) {
 
 // completeOne completes one pending pod under its lock. full says it stays pending for want
 // of an RMID.
-func (m *Manager) completeOne(tx *state.Tx) (steps []Step, full bool, err error) {
+func (m *Manager) completeOne(tx *registry.Tx) (steps []Step, full bool, err error) {
 	if !tx.Owned || tx.Rec.Pending == "" {
 		return nil, false, nil
 	}

@@ -13,7 +13,7 @@ import (
 	"github.com/resctrl-mon/resctrl-mon/lib/container"
 	"github.com/resctrl-mon/resctrl-mon/lib/identity"
 	"github.com/resctrl-mon/resctrl-mon/lib/procfs"
-	"github.com/resctrl-mon/resctrl-mon/lib/state"
+	"github.com/resctrl-mon/resctrl-mon/lib/registry"
 	"github.com/resctrl-mon/resctrl-mon/lib/vocab"
 )
 
@@ -55,7 +55,7 @@ type ReconcileOptions struct {
 }
 
 // sandboxGone reports whether the calling runtime's pod list proves rec's sandbox is gone.
-func (o ReconcileOptions) sandboxGone(rec state.Record) bool {
+func (o ReconcileOptions) sandboxGone(rec registry.Record) bool {
 	return o.Sandboxes != nil && rec.NRI && rec.SandboxID != "" && !o.Sandboxes[rec.SandboxID]
 }
 
@@ -148,7 +148,7 @@ func (m *Manager) reconcileLive(w *wanted, cgroups cgroup.Index, o ReconcileOpti
 	act := func(what vocab.Action, detail string) {
 		acts = append(acts, Step{Action: what, Group: w.path, Pod: w.idn.PodUID, Detail: detail})
 	}
-	err = m.store.Update(w.name, reconcileLockWait, func(tx *state.Tx) error {
+	err = m.store.Update(w.name, reconcileLockWait, func(tx *registry.Tx) error {
 		// One read of the tasks file says whether the group exists and what it holds: on
 		// the timer's common path (everything in place) that is all reconcile touches in
 		// resctrl.
@@ -244,14 +244,14 @@ func (m *Manager) reconcileLive(w *wanted, cgroups cgroup.Index, o ReconcileOpti
 		}
 		return nil
 	})
-	if errors.Is(err, state.ErrLocked) {
+	if errors.Is(err, registry.ErrLocked) {
 		return []Step{busy(w.path, w.idn.PodUID)}, nil
 	}
 	return acts, err
 }
 
 // syncContainers makes the record's containers exactly the live ones, and binds them.
-func (m *Manager) syncContainers(rec *state.Record, w *wanted) error {
+func (m *Manager) syncContainers(rec *registry.Record, w *wanted) error {
 	if rec.Containers == nil {
 		rec.Containers = map[string]time.Time{}
 	}
@@ -336,7 +336,7 @@ func holdsAny(in map[int]bool, cs []container.Container) bool {
 // departures never came, or it is idle. It goes once the retention window has passed.
 func (m *Manager) reconcileGone(name string, o ReconcileOptions) (acts []Step, err error) {
 	dryRun := o.DryRun
-	err = m.store.Update(name, reconcileLockWait, func(tx *state.Tx) error {
+	err = m.store.Update(name, reconcileLockWait, func(tx *registry.Tx) error {
 		if !tx.Owned {
 			return nil
 		}
@@ -388,7 +388,7 @@ func (m *Manager) reconcileGone(name string, o ReconcileOptions) (acts []Step, e
 		act(action, detail)
 		return nil
 	})
-	if errors.Is(err, state.ErrLocked) {
+	if errors.Is(err, registry.ErrLocked) {
 		return []Step{busy(name, "")}, nil
 	}
 	return acts, err
@@ -418,7 +418,7 @@ func (m *Manager) unbindDead(live []container.Container) error {
 }
 
 // sameRecord reports whether a save would change nothing that matters.
-func sameRecord(a, b state.Record) bool {
+func sameRecord(a, b registry.Record) bool {
 	if !a.Created.Equal(b.Created) || a.NRI != b.NRI || a.PodCgroup != b.PodCgroup || a.Pending != b.Pending || a.LateAssigned != b.LateAssigned || (a.IdleSince == nil) != (b.IdleSince == nil) ||
 		a.RemoveFailed != b.RemoveFailed || len(a.Containers) != len(b.Containers) || !maps.Equal(a.Names, b.Names) {
 		return false
@@ -432,7 +432,7 @@ func sameRecord(a, b state.Record) bool {
 }
 
 // initAlive reports whether the init process recorded for a container still runs.
-func initAlive(rec state.Record, id string) bool {
+func initAlive(rec registry.Record, id string) bool {
 	in, ok := rec.Inits[id]
 	return ok && procfs.SameProcess(in.Pid, in.Start)
 }

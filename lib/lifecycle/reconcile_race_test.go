@@ -13,7 +13,7 @@ import (
 
 	"github.com/resctrl-mon/resctrl-mon/lib/container"
 	"github.com/resctrl-mon/resctrl-mon/lib/identity"
-	"github.com/resctrl-mon/resctrl-mon/lib/state"
+	"github.com/resctrl-mon/resctrl-mon/lib/registry"
 	"github.com/resctrl-mon/resctrl-mon/test/proctest"
 	"github.com/resctrl-mon/resctrl-mon/test/resctrlsim"
 )
@@ -40,7 +40,7 @@ func TestReconcileChecksCgroupAtWrite(t *testing.T) {
 
 	held, release := make(chan struct{}), make(chan struct{})
 	go func() {
-		_ = e.m.store.Update(podA, time.Minute, func(*state.Tx) error {
+		_ = e.m.store.Update(podA, time.Minute, func(*registry.Tx) error {
 			close(held)
 			<-release
 			return nil

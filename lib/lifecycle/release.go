@@ -3,8 +3,8 @@ package lifecycle
 import (
 	"errors"
 
+	"github.com/resctrl-mon/resctrl-mon/lib/registry"
 	"github.com/resctrl-mon/resctrl-mon/lib/snapshot"
-	"github.com/resctrl-mon/resctrl-mon/lib/state"
 	"github.com/resctrl-mon/resctrl-mon/lib/vocab"
 )
 
@@ -17,7 +17,7 @@ import (
 func (m *Manager) ReleaseAll() (steps []Step, err error) {
 	recs, err := m.store.List()
 	for _, r := range recs {
-		uerr := m.store.Update(r.Group, lockTimeout, func(tx *state.Tx) error {
+		uerr := m.store.Update(r.Group, lockTimeout, func(tx *registry.Tx) error {
 			if !tx.Owned {
 				return nil
 			}

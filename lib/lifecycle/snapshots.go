@@ -3,15 +3,15 @@ package lifecycle
 import (
 	"time"
 
+	"github.com/resctrl-mon/resctrl-mon/lib/registry"
 	"github.com/resctrl-mon/resctrl-mon/lib/snapshot"
-	"github.com/resctrl-mon/resctrl-mon/lib/state"
 	"github.com/resctrl-mon/resctrl-mon/lib/vocab"
 )
 
 // writeSnapshot records a group's readings at its creation (begin) or removal (end), so a
 // passive consumer can account a pod's whole life after the group is gone. A failure is
 // logged and counted, never fatal: the container matters more than the snapshot.
-func (m *Manager) writeSnapshot(rec state.Record, kind snapshot.Kind) {
+func (m *Manager) writeSnapshot(rec registry.Record, kind snapshot.Kind) {
 	if m.cfg.SnapshotDir == "" {
 		return
 	}

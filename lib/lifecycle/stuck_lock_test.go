@@ -10,7 +10,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
-	"github.com/resctrl-mon/resctrl-mon/lib/state"
+	"github.com/resctrl-mon/resctrl-mon/lib/registry"
 	"github.com/resctrl-mon/resctrl-mon/test/proctest"
 )
 
@@ -35,7 +35,7 @@ func TestPlacementsOnAStuckLockLeaveNoWaiters(t *testing.T) {
 		}()
 	}
 	for range n {
-		if err := <-errs; !errors.Is(err, state.ErrLocked) {
+		if err := <-errs; !errors.Is(err, registry.ErrLocked) {
 			t.Errorf("a placement on a held lock: %v, want ErrLocked", err)
 		}
 	}

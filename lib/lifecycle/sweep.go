@@ -7,7 +7,7 @@ import (
 	"path/filepath"
 	"time"
 
-	"github.com/resctrl-mon/resctrl-mon/lib/state"
+	"github.com/resctrl-mon/resctrl-mon/lib/registry"
 	"github.com/resctrl-mon/resctrl-mon/lib/vocab"
 )
 
@@ -30,7 +30,7 @@ func (m *Manager) Sweep() (removed []string, err error) {
 		if !m.expired(r) {
 			continue
 		}
-		uerr := m.store.Update(r.Group, sweepLockWait, func(tx *state.Tx) error {
+		uerr := m.store.Update(r.Group, sweepLockWait, func(tx *registry.Tx) error {
 			// Re-read under the lock: a container may have joined since the listing.
 			if tx.Owned && m.expired(tx.Rec) {
 				action, _ := m.remove(tx)
@@ -41,7 +41,7 @@ func (m *Manager) Sweep() (removed []string, err error) {
 			}
 			return nil
 		})
-		if !errors.Is(uerr, state.ErrLocked) {
+		if !errors.Is(uerr, registry.ErrLocked) {
 			err = errors.Join(err, uerr)
 		}
 	}
@@ -52,7 +52,7 @@ func (m *Manager) Sweep() (removed []string, err error) {
 	err = errors.Join(err, perr)
 	// The counters of removed groups are free to hand on.
 	m.assignCounters()
-	// Temporary files of writers killed before their rename (see state.RemoveStaleTemps).
+	// Temporary files of writers killed before their rename (see registry.RemoveStaleTemps).
 	if _, terr := m.store.RemoveStaleTemps(m.now().Add(-staleTempAge)); terr != nil {
 		m.log.Warn("removing stale temporary files", "err", terr)
 	}
@@ -74,6 +74,6 @@ func (m *Manager) MaybeSweep() ([]string, error) {
 }
 
 // expired reports whether a group has been idle for the whole retention window.
-func (m *Manager) expired(r state.Record) bool {
+func (m *Manager) expired(r registry.Record) bool {
 	return len(r.Containers) == 0 && r.IdleSince != nil && m.now().Sub(*r.IdleSince) >= time.Duration(m.cfg.Retention)
 }

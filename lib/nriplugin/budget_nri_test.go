@@ -9,7 +9,7 @@ import (
 	"github.com/containerd/nri/pkg/api"
 
 	"github.com/resctrl-mon/resctrl-mon/lib/config"
-	"github.com/resctrl-mon/resctrl-mon/lib/state"
+	"github.com/resctrl-mon/resctrl-mon/lib/registry"
 	"github.com/resctrl-mon/resctrl-mon/lib/vocab"
 	"github.com/resctrl-mon/resctrl-mon/test/proctest"
 )
@@ -50,7 +50,7 @@ func TestBudgetWorkersBounded(t *testing.T) {
 			st := e.manager().Store()
 			held, release := make(chan struct{}), make(chan struct{})
 			go func() {
-				_ = st.Update(uidA, time.Second, func(*state.Tx) error { close(held); <-release; return nil })
+				_ = st.Update(uidA, time.Second, func(*registry.Tx) error { close(held); <-release; return nil })
 			}()
 			<-held
 			released := false

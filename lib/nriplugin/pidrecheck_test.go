@@ -12,7 +12,7 @@ import (
 	"github.com/containerd/nri/pkg/api"
 	"golang.org/x/sys/unix"
 
-	"github.com/resctrl-mon/resctrl-mon/lib/state"
+	"github.com/resctrl-mon/resctrl-mon/lib/registry"
 	"github.com/resctrl-mon/resctrl-mon/test/proctest"
 )
 
@@ -40,7 +40,7 @@ func TestPidRecheckedAfterThePodsLock(t *testing.T) {
 	// Hold the pod's lock, as another front end placing a container of the pod would.
 	locked, release, unlocked := make(chan struct{}), make(chan struct{}), make(chan error, 1)
 	go func() {
-		unlocked <- e.manager().Store().Update(uidA, time.Minute, func(*state.Tx) error {
+		unlocked <- e.manager().Store().Update(uidA, time.Minute, func(*registry.Tx) error {
 			close(locked)
 			<-release
 			return nil

@@ -18,8 +18,8 @@ import (
 	"github.com/containerd/nri/pkg/api"
 
 	"github.com/resctrl-mon/resctrl-mon/lib/config"
+	"github.com/resctrl-mon/resctrl-mon/lib/registry"
 	"github.com/resctrl-mon/resctrl-mon/lib/snapshot"
-	"github.com/resctrl-mon/resctrl-mon/lib/state"
 	"github.com/resctrl-mon/resctrl-mon/test/proctest"
 	"github.com/resctrl-mon/resctrl-mon/test/resctrlsim"
 	"github.com/resctrl-mon/resctrl-mon/test/simenv"
@@ -386,6 +386,6 @@ func forkerInit(t *testing.T) *proctest.Init {
 	return proctest.Hold(t, forker.path)
 }
 
-type lifecycleRecord = state.Record
+type lifecycleRecord = registry.Record
 
 func discard() *slog.Logger { return slog.New(slog.DiscardHandler) }

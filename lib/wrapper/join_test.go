@@ -11,7 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/resctrl-mon/resctrl-mon/lib/state"
+	"github.com/resctrl-mon/resctrl-mon/lib/registry"
 	"github.com/resctrl-mon/resctrl-mon/test/resctrlsim"
 )
 
@@ -126,11 +126,11 @@ func TestPrepareExecJoinFails(t *testing.T) {
 	rt := fakeRuntime(t)
 	for _, policy := range []string{"open", "closed"} {
 		environ, dir := env(t, rt, "resctrlRoot: "+t.TempDir()+"\nfailurePolicy: "+policy+"\n")
-		st, err := state.Open(filepath.Join(dir, "state"))
+		st, err := registry.Open(filepath.Join(dir, "state"))
 		if err != nil {
 			t.Fatal(err)
 		}
-		err = st.Update("g", time.Second, func(tx *state.Tx) error {
+		err = st.Update("g", time.Second, func(tx *registry.Tx) error {
 			tx.Rec.Path = "mon_groups/g"
 			return tx.Save()
 		})

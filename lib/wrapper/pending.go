@@ -3,7 +3,7 @@ package wrapper
 import (
 	"fmt"
 
-	"github.com/resctrl-mon/resctrl-mon/lib/state"
+	"github.com/resctrl-mon/resctrl-mon/lib/registry"
 )
 
 // actionPending is an exec into a pod that waits for an RMID (its record pending).
@@ -23,7 +23,7 @@ const execPendingCount = "wrapper.pending"
 // placement of the pod, moves what the exec started into the group once there is one.
 func execPending(stateDir string, g target) result {
 	r := result{action: actionPending, detail: fmt.Sprintf("%s: %s; the exec runs outside it until the pod is completed", g.Path, g.pending)}
-	st, err := state.OpenReadOnly(stateDir)
+	st, err := registry.OpenReadOnly(stateDir)
 	if err == nil {
 		err = st.Count(execPendingCount)
 	}

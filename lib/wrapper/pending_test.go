@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/resctrl-mon/resctrl-mon/lib/state"
+	"github.com/resctrl-mon/resctrl-mon/lib/registry"
 	"github.com/resctrl-mon/resctrl-mon/lib/vocab"
 	"github.com/resctrl-mon/resctrl-mon/test/resctrlsim"
 )
@@ -18,13 +18,13 @@ import (
 // the binding are there, the group is not), as lifecycle leaves it.
 func pendingPod(t *testing.T, stateDir, id string) {
 	t.Helper()
-	st, err := state.Open(stateDir)
+	st, err := registry.Open(stateDir)
 	if err != nil {
 		t.Fatal(err)
 	}
 	const group = "0b1c2d3e-0000-4000-8000-000000000001"
-	err = st.Update(group, time.Second, func(tx *state.Tx) error {
-		tx.Rec = state.Record{Group: group, Path: "mon_groups/" + group, Created: time.Now(),
+	err = st.Update(group, time.Second, func(tx *registry.Tx) error {
+		tx.Rec = registry.Record{Group: group, Path: "mon_groups/" + group, Created: time.Now(),
 			Containers: map[string]time.Time{id: time.Now()},
 			Pending:    "no free RMID for mon_groups/" + group + ": Out of RMIDs"}
 		return tx.Save()
@@ -57,7 +57,7 @@ func TestPrepareExecIntoPendingPod(t *testing.T) {
 			if !strings.Contains(string(b), "command=exec") || !strings.Contains(string(b), "action=pending") {
 				t.Errorf("the log does not say the exec went into a pending pod: %s", b)
 			}
-			st, err := state.OpenReadOnly(stateDir)
+			st, err := registry.OpenReadOnly(stateDir)
 			if err != nil {
 				t.Fatal(err)
 			}

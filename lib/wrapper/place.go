@@ -7,8 +7,8 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/resctrl-mon/resctrl-mon/lib/registry"
 	"github.com/resctrl-mon/resctrl-mon/lib/resctrlfs"
-	"github.com/resctrl-mon/resctrl-mon/lib/state"
 )
 
 // target is the group an exec joins, as the registry has it.
@@ -25,7 +25,7 @@ type target struct {
 // registry: the binding and the record are read as they are (both are replaced by renames,
 // never seen half-written).
 func findGroup(stateDir, id string) (target, error) {
-	st, err := state.OpenReadOnly(stateDir)
+	st, err := registry.OpenReadOnly(stateDir)
 	if errors.Is(err, fs.ErrNotExist) {
 		return target{}, nil // no hook ever ran here
 	}

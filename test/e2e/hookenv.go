@@ -15,7 +15,7 @@ import (
 
 	specs "github.com/opencontainers/runtime-spec/specs-go"
 
-	"github.com/resctrl-mon/resctrl-mon/lib/state"
+	"github.com/resctrl-mon/resctrl-mon/lib/registry"
 	"github.com/resctrl-mon/resctrl-mon/test/poll"
 	"github.com/resctrl-mon/resctrl-mon/test/resctrlsim"
 	"github.com/resctrl-mon/resctrl-mon/test/simenv"
@@ -132,9 +132,9 @@ func (e *HookEnv) RMID(group string) int {
 }
 
 // Records lists the state directory's records.
-func (e *HookEnv) Records() []state.Record {
+func (e *HookEnv) Records() []registry.Record {
 	e.T.Helper()
-	s, err := state.Open(e.StateDir)
+	s, err := registry.Open(e.StateDir)
 	if err != nil {
 		e.T.Fatal(err)
 	}

@@ -5,8 +5,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/resctrl-mon/resctrl-mon/lib/registry"
 	"github.com/resctrl-mon/resctrl-mon/lib/snapshot"
-	"github.com/resctrl-mon/resctrl-mon/lib/state"
 	"github.com/resctrl-mon/resctrl-mon/lib/vocab"
 	"github.com/resctrl-mon/resctrl-mon/test/e2e"
 	"github.com/resctrl-mon/resctrl-mon/test/resctrlsim"
@@ -46,7 +46,7 @@ func TestRMIDsReclaimedFromIdleGroups(t *testing.T) {
 		t.Errorf("the live pod lost its group")
 	}
 	// 4 groups were free besides the live pod's: every pod after those took an idle one's.
-	st, err := state.OpenReadOnly(e.StateDir)
+	st, err := registry.OpenReadOnly(e.StateDir)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -8,8 +8,8 @@ import (
 	"time"
 
 	"github.com/resctrl-mon/resctrl-mon/lib/inventory"
+	"github.com/resctrl-mon/resctrl-mon/lib/registry"
 	"github.com/resctrl-mon/resctrl-mon/lib/snapshot"
-	"github.com/resctrl-mon/resctrl-mon/lib/state"
 	"github.com/resctrl-mon/resctrl-mon/lib/vocab"
 	"github.com/resctrl-mon/resctrl-mon/test/e2e"
 	"github.com/resctrl-mon/resctrl-mon/test/poll"
@@ -148,7 +148,7 @@ func TestNRIContainerdRMIDReclaim(t *testing.T) {
 // adapterCounts reads the outcome counts the front ends keep in the state directory.
 func adapterCounts(t *testing.T, e *e2e.HookEnv) map[string]uint64 {
 	t.Helper()
-	st, err := state.OpenReadOnly(e.StateDir)
+	st, err := registry.OpenReadOnly(e.StateDir)
 	if err != nil {
 		t.Fatal(err)
 	}

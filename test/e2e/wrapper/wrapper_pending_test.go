@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/resctrl-mon/resctrl-mon/lib/state"
+	"github.com/resctrl-mon/resctrl-mon/lib/registry"
 	"github.com/resctrl-mon/resctrl-mon/test/e2e"
 	"github.com/resctrl-mon/resctrl-mon/test/resctrlsim"
 )
@@ -39,7 +39,7 @@ func TestWrapperExecPendingClosed(t *testing.T) {
 	if n := e.LogLines("prog=resctrl-mon-runtime", "command=exec", "container=c1", "action=pending"); n != 2 {
 		t.Errorf("the log has %d lines of execs into the pending pod, want 2:\n%s", n, e.Log())
 	}
-	st, err := state.OpenReadOnly(e.StateDir)
+	st, err := registry.OpenReadOnly(e.StateDir)
 	if err != nil {
 		t.Fatal(err)
 	}

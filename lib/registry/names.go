@@ -1,4 +1,4 @@
-package state
+package registry
 
 // Container names in a record. A record's file is written by root, but a name in it comes
 // from outside: kubelet's CRI request (a Kubernetes container name) as the runtime passed it

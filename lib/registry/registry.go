@@ -1,8 +1,8 @@
-// Package state is resctrl-mon's small on-host memory: which groups it owns, which containers
+// Package registry is resctrl-mon's small on-host memory: which groups it owns, which containers
 // are in each, and a lock per group. Hooks are separate processes, often several at once, so
 // everything lives in files under one directory (on tmpfs, like resctrl itself) and every
 // change is an atomic rename under the group's flock.
-package state
+package registry
 
 import (
 	"encoding/json"

@@ -2,17 +2,17 @@ package lifecycle
 
 import (
 	"fmt"
-	"log/slog"
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/resctrl-mon/resctrl-mon/lib/config"
 	"github.com/resctrl-mon/resctrl-mon/test/resctrlfake"
 )
 
-// newFakeEnv is newEnv on the in-memory resctrl: no root, no FUSE.
+// newFakeEnv is an env on the in-memory resctrl with rmids RMIDs for monitoring groups and
+// no counters, snapshots off (decisions that do not look at them): no root, no FUSE. A test
+// that runs on the simulator too builds its env with onBoth's newEnv instead.
 func newFakeEnv(t *testing.T, rmids int, edit func(*config.Config)) (*env, *resctrlfake.Resctrl) {
 	t.Helper()
 	fake := resctrlfake.New(rmids)
@@ -21,13 +21,7 @@ func newFakeEnv(t *testing.T, rmids int, edit func(*config.Config)) (*env, *resc
 	if edit != nil {
 		edit(&cfg)
 	}
-	m, err := NewWith(cfg, slog.New(slog.DiscardHandler), fake)
-	if err != nil {
-		t.Fatal(err)
-	}
-	e := &env{t: t, cfg: cfg, m: m, now: time.Now()}
-	m.SetClock(func() time.Time { return e.now })
-	return e, fake
+	return fakeEnv(t, fake, fake, cfg), fake
 }
 
 func uid(i int) string { return fmt.Sprintf("00000000-0000-4000-8000-%012d", i) }

@@ -1,0 +1,283 @@
+package lifecycle
+
+import (
+	"cmp"
+	"log/slog"
+	"maps"
+	"os"
+	"path/filepath"
+	"reflect"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/resctrl-mon/resctrl-mon/lib/config"
+	"github.com/resctrl-mon/resctrl-mon/lib/resctrlfs"
+	"github.com/resctrl-mon/resctrl-mon/test/resctrlfake"
+	"github.com/resctrl-mon/resctrl-mon/test/resctrlsim"
+)
+
+// A decision test runs on both resctrls: the in-memory fake (test/resctrlfake), so that it
+// runs wherever go test does, without root or FUSE, and the simulator, through real file
+// operations, which skips without root. The test's body is the same; what it does to
+// resctrl outside the Manager (a runtime's class, another tool's group, a remount) and what
+// it reads back (tasks, whether a group is there, its RMID) go through the env methods
+// below, each saying how the fake stands for the simulator.
+
+// newEnvFunc builds a test's env with the simulator's options and an edit of the config.
+type newEnvFunc func(t *testing.T, o resctrlsim.Options, edit func(*config.Config)) *env
+
+// onBoth runs body as two parallel subtests, "fake" and "sim", its newEnv on the fake and
+// on the simulator.
+func onBoth(t *testing.T, body func(t *testing.T, newEnv newEnvFunc)) {
+	t.Helper()
+	for _, b := range []struct {
+		name string
+		new  newEnvFunc
+	}{{"fake", newFakeEnvLike}, {"sim", newEnv}} {
+		t.Run(b.name, func(t *testing.T) {
+			t.Parallel()
+			body(t, b.new)
+		})
+	}
+}
+
+// simDefaultRMIDs is resctrlsim's num_rmids when Options leave it 0 (Options.withDefaults).
+const simDefaultRMIDs = 64
+
+// newFakeEnvLike is newEnv's env on the fake: NumRMIDs-1 groups (RMID 0 is the root
+// group's, as in the simulator), limbo when LimboTime is set (for longer than any test), the
+// counters of one L3 domain as the simulator's default mount has (the l3 fixture tree's
+// first domain), and a state and snapshot directory as simenv makes them. Options the fake
+// does not model fail the test: such a test runs on the simulator only.
+func newFakeEnvLike(t *testing.T, o resctrlsim.Options, edit func(*config.Config)) *env {
+	t.Helper()
+	rest := o
+	rest.NumRMIDs, rest.LimboTime, rest.Debug = 0, 0, false
+	if !reflect.DeepEqual(rest, resctrlsim.Options{}) {
+		t.Fatalf("the fake models NumRMIDs and LimboTime of the simulator's options, not %+v", rest)
+	}
+	fake := resctrlfake.New(cmp.Or(o.NumRMIDs, simDefaultRMIDs) - 1)
+	tree := resctrlfake.Tree(t, "l3")
+	if err := os.RemoveAll(filepath.Join(tree, "mon_data", "mon_L3_01")); err != nil {
+		t.Fatal(err)
+	}
+	fake.UseTree(tree)
+	var rs resctrlfs.Groups = fake
+	if o.LimboTime > 0 {
+		rs = resctrlfake.WithLimbo(fake)
+	}
+	dir := t.TempDir()
+	cfg := config.Default()
+	cfg.ResctrlRoot = "/nonexistent-resctrl"
+	cfg.StateDir, cfg.SnapshotDir, cfg.Log = filepath.Join(dir, "state"), filepath.Join(dir, "snap"), "stderr"
+	if edit != nil {
+		edit(&cfg)
+	}
+	return fakeEnv(t, fake, rs, cfg)
+}
+
+// fakeEnv is an env whose Manager reaches resctrl through rs, the fake or a wrapper of it.
+func fakeEnv(t *testing.T, fake *resctrlfake.Resctrl, rs resctrlfs.Groups, cfg config.Config) *env {
+	t.Helper()
+	m, err := NewWith(cfg, slog.New(slog.DiscardHandler), rs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	e := &env{t: t, fake: fake, rs: rs, cfg: cfg, m: m, now: time.Now()}
+	m.SetClock(func() time.Time { return e.now })
+	return e
+}
+
+// tasks lists the thread ids in the tasks file at group: a monitoring group's, a class's
+// own group's ("gold") or the root group's (""). The fake keeps no class's or root's list:
+// there they are the test's own processes (e.proc) the fake says are there.
+func (e *env) tasks(group string) []int {
+	e.t.Helper()
+	if e.sim != nil {
+		tids, err := e.sim.Tasks(group)
+		if err != nil {
+			e.t.Fatalf("tasks of %s: %v", group, err)
+		}
+		return tids
+	}
+	if strings.Contains(group, "mon_groups/") {
+		tids, ok := e.fake.Tasks(group)
+		if !ok {
+			e.t.Fatalf("tasks of %s: no such group", group)
+		}
+		return slices.Sorted(maps.Keys(tids))
+	}
+	var out []int
+	for _, p := range e.procs() {
+		if e.fake.GroupOf(p) == group {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+// exists reports whether the monitoring group at path is there.
+func (e *env) exists(group string) bool {
+	if e.sim != nil {
+		_, err := os.Stat(filepath.Join(e.sim.Dir, group))
+		return err == nil
+	}
+	return e.fake.Exists(group)
+}
+
+// rmid is the RMID the group holds, -1 when it is not there. The fake numbers no RMIDs: a
+// group holds one RMID from its mkdir to its removal, so its RMID stands for which group of
+// that path it is, counted from 1 (the first mkdir), as the simulator's counts from 1.
+func (e *env) rmid(group string) int {
+	if e.sim != nil {
+		return e.sim.RMID(group)
+	}
+	if !e.fake.Exists(group) {
+		return -1
+	}
+	n := 1
+	for _, p := range e.fake.Removed() {
+		if p == group {
+			n++
+		}
+	}
+	return n
+}
+
+// setCounterState makes a counter of group read state (Unavailable, Error, Unassigned) in
+// every domain from now on, as resctrlsim's SetCounterState: on the fake, the group's
+// counters are fixed to what they read now with that one missing.
+func (e *env) setCounterState(counter, state, group string) {
+	e.t.Helper()
+	if e.sim != nil {
+		e.sim.SetCounterState(counter, state, group)
+		return
+	}
+	readings, missing, err := e.fake.Counters(group)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	var kept []resctrlfs.Reading
+	for _, r := range readings {
+		if r.Name == counter {
+			missing = append(missing, resctrlfs.Missing{Domain: r.Domain, Name: r.Name, Reason: state})
+			continue
+		}
+		kept = append(kept, r)
+	}
+	e.fake.SetCounters(group, kept, missing)
+}
+
+// mkClass makes an allocation class (a control group under the root). The fake has no
+// class directories: a class is what its tasks are in (intoClass).
+func (e *env) mkClass(class string) {
+	e.t.Helper()
+	if e.sim == nil {
+		return
+	}
+	if err := os.Mkdir(filepath.Join(e.sim.Dir, class), 0o755); err != nil {
+		e.t.Fatal(err)
+	}
+}
+
+// intoClass writes pid into class's own tasks ("" the root: nothing to do), as runc does
+// with linux.intelRdt.closID before createRuntime hooks run: one write, its leader only.
+func (e *env) intoClass(class string, pid int) {
+	e.t.Helper()
+	switch {
+	case class == "":
+	case e.sim == nil:
+		e.fake.JoinClass(pid, class)
+	default:
+		if err := os.WriteFile(filepath.Join(e.sim.Dir, class, "tasks"), []byte(strconv.Itoa(pid)), 0o644); err != nil {
+			e.t.Fatal(err)
+		}
+	}
+}
+
+// mkdir makes the monitoring group at path as another tool (or an earlier process) does.
+func (e *env) mkdir(group string) {
+	e.t.Helper()
+	var err error
+	if e.sim != nil {
+		err = os.Mkdir(filepath.Join(e.sim.Dir, group), 0o755)
+	} else {
+		err = e.fake.Mkdir(group)
+	}
+	if err != nil {
+		e.t.Fatal(err)
+	}
+}
+
+// writeTask writes pid into group's tasks file, as another tool does.
+func (e *env) writeTask(group string, pid int) {
+	e.t.Helper()
+	var err error
+	if e.sim != nil {
+		err = os.WriteFile(filepath.Join(e.sim.Dir, group, "tasks"), []byte(strconv.Itoa(pid)), 0o644)
+	} else {
+		err = e.fake.WriteTasks(group, []int{pid}, func(_ int, err error) error { return err })
+	}
+	if err != nil {
+		e.t.Fatal(err)
+	}
+}
+
+// remount loses every group behind the Manager's back, as a re-mount of resctrl does.
+func (e *env) remount() {
+	if e.sim != nil {
+		e.sim.Reset()
+		return
+	}
+	e.fake.Remount()
+}
+
+// monGroups lists the names of the monitoring groups under the root group.
+func (e *env) monGroups() []string {
+	e.t.Helper()
+	var out []string
+	if e.sim != nil {
+		es, err := os.ReadDir(filepath.Join(e.sim.Dir, "mon_groups"))
+		if err != nil {
+			e.t.Fatal(err)
+		}
+		for _, d := range es {
+			out = append(out, d.Name())
+		}
+		return out
+	}
+	for _, p := range e.fake.GroupPaths() {
+		if name, ok := strings.CutPrefix(p, "mon_groups/"); ok {
+			out = append(out, name)
+		}
+	}
+	return out
+}
+
+// otherManager is the Manager of another process on the same node and state dir (an
+// uninstall, a reconcile): on the simulator one with its own goresctrl, which tracks none of
+// the groups; on the fake one on the same fake.
+func (e *env) otherManager() *Manager {
+	e.t.Helper()
+	var m *Manager
+	var err error
+	if e.sim != nil {
+		m, err = New(e.cfg, slog.New(slog.DiscardHandler))
+	} else {
+		m, err = NewWith(e.cfg, slog.New(slog.DiscardHandler), e.rs)
+	}
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	return m
+}
+
+// procs lists the processes e.proc started.
+func (e *env) procs() []int {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return slices.Clone(e.pids)
+}

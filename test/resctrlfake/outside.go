@@ -1,0 +1,87 @@
+package resctrlfake
+
+import (
+	"fmt"
+	"maps"
+	"os"
+	"slices"
+	"strings"
+	"syscall"
+)
+
+// What happens to resctrl outside the process under test, for tests that must set it up the
+// way another tool, a remount or a runtime leaves it.
+
+// Mkdir is another process's mkdir of the monitoring group at path ("mon_groups/<name>" or
+// "<class>/mon_groups/<name>"): another tool's group, or ours made by an earlier process. It
+// takes an RMID as any group does, but its name is not tracked here (goresctrl tracks only
+// what this process made or found), so nothing of ours knows it until it looks.
+func (f *Resctrl) Mkdir(path string) error {
+	class, name, ok := splitGroupPath(path)
+	if !ok {
+		return fmt.Errorf("mkdir %s: not a monitoring group's path (mon_groups/<name> or <class>/mon_groups/<name>): %w", path, syscall.EINVAL)
+	}
+	f.mu.Lock()
+	if _, ok := f.groups[path]; ok {
+		f.mu.Unlock()
+		return &os.PathError{Op: "mkdir", Path: path, Err: syscall.EEXIST}
+	}
+	old, tracked := f.paths[name]
+	delete(f.paths, name)
+	f.mu.Unlock()
+	err := f.Ensure(name, class)
+	f.mu.Lock()
+	if tracked {
+		f.paths[name] = old
+	} else {
+		delete(f.paths, name)
+	}
+	f.mu.Unlock()
+	return err
+}
+
+// splitGroupPath is a monitoring group's path's class ("" the root) and name.
+func splitGroupPath(path string) (class, name string, ok bool) {
+	if name, ok := strings.CutPrefix(path, "mon_groups/"); ok {
+		return "", name, name != "" && !strings.Contains(name, "/")
+	}
+	class, name, ok = strings.Cut(path, "/mon_groups/")
+	return class, name, ok && class != "" && !strings.Contains(class, "/") && name != "" && !strings.Contains(name, "/")
+}
+
+// Remount is resctrl unmounted and mounted again (or reset by a runtime's RDT setup): every
+// group is gone with its RMID and counters, and every task is in the root group, its class
+// gone too. Each group is listed in Removed, in path order, as if removed. The names this
+// process tracks stay tracked: that is goresctrl's memory, not the kernel's.
+func (f *Resctrl) Remount() {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	gone := slices.Sorted(maps.Keys(f.groups))
+	for _, p := range gone {
+		f.assign.release(p)
+	}
+	clear(f.groups)
+	clear(f.class)
+	f.removed = append(f.removed, gone...)
+}
+
+// GroupOf is where tid is, as the tasks files say: the path of the monitoring group that
+// holds it, else its class's own group ("gold"; "" the root group, where every task the fake
+// was never told of is).
+func (f *Resctrl) GroupOf(tid int) string {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	for p, g := range f.groups {
+		if g.tasks[tid] {
+			return p
+		}
+	}
+	return f.class[tid]
+}
+
+// GroupPaths lists every monitoring group's path, sorted.
+func (f *Resctrl) GroupPaths() []string {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return slices.Sorted(maps.Keys(f.groups))
+}

@@ -3,9 +3,7 @@ package lifecycle
 import (
 	"errors"
 	"os"
-	"path/filepath"
 	"slices"
-	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -88,53 +86,45 @@ func TestDecideJoinWritesTasksOnce(t *testing.T) {
 // refuses (EINVAL) a task of another class in a monitoring group, whatever checks we skip.
 func TestJoinRefusedOutsideTheClass(t *testing.T) {
 	t.Parallel()
-	for name, c := range map[string]struct {
-		class  string // the pod's group's class, and the joiner's spec
-		initIn string // where the joiner's init really is ("" the root)
-	}{
-		"group in the root, init in a class": {class: "", initIn: "gold"},
-		"group in a class, init in the root": {class: "gold", initIn: ""},
-		"group in a class, init in another":  {class: "gold", initIn: "silver"},
-	} {
-		t.Run(name, func(t *testing.T) {
-			t.Parallel()
-			e := newEnv(t, resctrlsim.Options{}, nil)
-			for _, cl := range []string{"gold", "silver"} {
-				if err := os.Mkdir(filepath.Join(e.sim.Dir, cl), 0o755); err != nil {
-					t.Fatal(err)
+	onBoth(t, func(t *testing.T, newEnv newEnvFunc) {
+		for name, c := range map[string]struct {
+			class  string // the pod's group's class, and the joiner's spec
+			initIn string // where the joiner's init really is ("" the root)
+		}{
+			"group in the root, init in a class": {class: "", initIn: "gold"},
+			"group in a class, init in the root": {class: "gold", initIn: ""},
+			"group in a class, init in another":  {class: "gold", initIn: "silver"},
+		} {
+			t.Run(name, func(t *testing.T) {
+				t.Parallel()
+				e := newEnv(t, resctrlsim.Options{}, nil)
+				for _, cl := range []string{"gold", "silver"} {
+					e.mkClass(cl)
 				}
-			}
-			into := func(class string, pid int) {
-				if class == "" {
-					return
+				first, joiner := e.proc(), e.proc()
+				e.intoClass(c.class, first)
+				e.intoClass(c.initIn, joiner)
+				group := GroupPath(c.class, podA)
+				if out, err := e.place("c1", first, crio(podA, sbA), c.class); err != nil || out.Action != vocab.Created {
+					t.Fatalf("the pod's first container: %+v, %v", out, err)
 				}
-				if err := os.WriteFile(filepath.Join(e.sim.Dir, class, "tasks"), []byte(strconv.Itoa(pid)), 0o644); err != nil {
-					t.Fatal(err)
+				out, err := e.place("c2", joiner, crio(podA, sbA), c.class)
+				if !errors.Is(err, ErrClassMismatch) {
+					t.Errorf("a joiner outside its group's class: %+v, %v, want %v", out, err, ErrClassMismatch)
 				}
-			}
-			first, joiner := e.proc(), e.proc()
-			into(c.class, first)
-			into(c.initIn, joiner)
-			group := GroupPath(c.class, podA)
-			if out, err := e.place("c1", first, crio(podA, sbA), c.class); err != nil || out.Action != vocab.Created {
-				t.Fatalf("the pod's first container: %+v, %v", out, err)
-			}
-			out, err := e.place("c2", joiner, crio(podA, sbA), c.class)
-			if !errors.Is(err, ErrClassMismatch) {
-				t.Errorf("a joiner outside its group's class: %+v, %v, want %v", out, err, ErrClassMismatch)
-			}
-			if got := e.tasks(group); slices.Contains(got, joiner) || !slices.Contains(got, first) {
-				t.Errorf("the group holds %v: want the first init %d and not the joiner %d", got, first, joiner)
-			}
-			if c.initIn != "" && !slices.Contains(e.tasks(c.initIn), joiner) {
-				t.Errorf("the joiner left its class %s", c.initIn)
-			}
-			rec, _, _ := e.m.Store().Load(podA)
-			if _, in := rec.Containers["c2"]; in || len(rec.Containers) != 1 {
-				t.Errorf("the record keeps %v, want only c1", rec.Containers)
-			}
-		})
-	}
+				if got := e.tasks(group); slices.Contains(got, joiner) || !slices.Contains(got, first) {
+					t.Errorf("the group holds %v: want the first init %d and not the joiner %d", got, first, joiner)
+				}
+				if c.initIn != "" && !slices.Contains(e.tasks(c.initIn), joiner) {
+					t.Errorf("the joiner left its class %s", c.initIn)
+				}
+				rec, _, _ := e.m.Store().Load(podA)
+				if _, in := rec.Containers["c2"]; in || len(rec.Containers) != 1 {
+					t.Errorf("the record keeps %v, want only c1", rec.Containers)
+				}
+			})
+		}
+	})
 }
 
 // runc puts only its init's leader in the container's class: joining a classed pod's group,
@@ -143,27 +133,23 @@ func TestJoinRefusedOutsideTheClass(t *testing.T) {
 // pass over the tasks file.
 func TestJoinClassedMultiThreadedInit(t *testing.T) {
 	t.Parallel()
-	e := newEnv(t, resctrlsim.Options{}, nil)
-	if err := os.Mkdir(filepath.Join(e.sim.Dir, "gold"), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	into := func(pid int) {
-		if err := os.WriteFile(filepath.Join(e.sim.Dir, "gold/tasks"), []byte(strconv.Itoa(pid)), 0o644); err != nil {
-			t.Fatal(err)
+	onBoth(t, func(t *testing.T, newEnv newEnvFunc) {
+		e := newEnv(t, resctrlsim.Options{}, nil)
+		e.mkClass("gold")
+		into := func(pid int) { e.intoClass("gold", pid) }
+		first := e.proc()
+		into(first)
+		if out, err := e.place("c1", first, crio(podA, sbA), "gold"); err != nil || out.Action != vocab.Created {
+			t.Fatalf("the pod's first container: %+v, %v", out, err)
 		}
-	}
-	first := e.proc()
-	into(first)
-	if out, err := e.place("c1", first, crio(podA, sbA), "gold"); err != nil || out.Action != vocab.Created {
-		t.Fatalf("the pod's first container: %+v, %v", out, err)
-	}
-	p := threadedInit(t)
-	into(p)
-	out, err := e.place("c2", p, crio(podA, sbA), "gold")
-	if err != nil || out.Action != vocab.Joined || out.Threads < 1 || !strings.Contains(out.Detail, "outside class gold") {
-		t.Fatalf("a multi-threaded init joining the classed group: %+v, %v", out, err)
-	}
-	if got := e.tasks("gold/mon_groups/" + podA); !slices.Contains(got, p) || !slices.Contains(got, first) {
-		t.Errorf("the class's group holds %v, want the joiner's leader %d and the first init %d", got, p, first)
-	}
+		p := threadedInit(t)
+		into(p)
+		out, err := e.place("c2", p, crio(podA, sbA), "gold")
+		if err != nil || out.Action != vocab.Joined || out.Threads < 1 || !strings.Contains(out.Detail, "outside class gold") {
+			t.Fatalf("a multi-threaded init joining the classed group: %+v, %v", out, err)
+		}
+		if got := e.tasks("gold/mon_groups/" + podA); !slices.Contains(got, p) || !slices.Contains(got, first) {
+			t.Errorf("the class's group holds %v, want the joiner's leader %d and the first init %d", got, p, first)
+		}
+	})
 }

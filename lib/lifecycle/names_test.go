@@ -53,33 +53,35 @@ func TestPlaceRecordsContainerName(t *testing.T) {
 // version that kept none), and a second run changes nothing.
 func TestReconcileRecordsContainerNames(t *testing.T) {
 	t.Parallel()
-	e := newEnv(t, resctrlsim.Options{}, nil)
-	// Each in a cgroup of its own, as containers are: reconcile moves a cgroup's tasks.
-	hold := func() int { in := proctest.Hold(t, "sleep 600"); in.Release(t); return in.Pid }
-	pid := hold()
-	idn := identity.Identity{Runtime: identity.NRI, PodUID: podA, SandboxID: sbA, Namespace: "default", PodName: "web"}
-	if _, err := e.m.Place(Placement{ContainerID: "c1", Pid: pid, Pod: idn}); err != nil {
-		t.Fatal(err)
-	}
-	if rec, _, _ := e.m.Store().Load(podA); len(rec.Names) != 0 {
-		t.Fatalf("names %v before reconcile", rec.Names)
-	}
-	named := idn
-	named.ContainerName = "app"
-	other := hold()
-	hookAnn := withCRIOName(crio(podB, strings.Repeat("b", 64)), "db")
-	live := []container.Container{{ID: "c1", Pid: pid, Pod: &named}, {ID: "c2", Pid: other, Annotations: hookAnn}}
-	if _, err := e.m.Reconcile(live, ReconcileOptions{}); err != nil {
-		t.Fatalf("reconcile: %v", err)
-	}
-	for group, want := range map[string]map[string]string{podA: {"c1": "app"}, podB: {"c2": "db"}} {
-		if rec, _, _ := e.m.Store().Load(group); !maps.Equal(rec.Names, want) {
-			t.Errorf("%s: names %v, want %v", group, rec.Names, want)
+	onBoth(t, func(t *testing.T, newEnv newEnvFunc) {
+		e := newEnv(t, resctrlsim.Options{}, nil)
+		// Each in a cgroup of its own, as containers are: reconcile moves a cgroup's tasks.
+		hold := func() int { in := proctest.Hold(t, "sleep 600"); in.Release(t); return in.Pid }
+		pid := hold()
+		idn := identity.Identity{Runtime: identity.NRI, PodUID: podA, SandboxID: sbA, Namespace: "default", PodName: "web"}
+		if _, err := e.m.Place(Placement{ContainerID: "c1", Pid: pid, Pod: idn}); err != nil {
+			t.Fatal(err)
 		}
-	}
-	if acts, err := e.m.Reconcile(live, ReconcileOptions{}); err != nil || len(acts) != 0 {
-		t.Errorf("second reconcile: %+v, %v", acts, err)
-	}
+		if rec, _, _ := e.m.Store().Load(podA); len(rec.Names) != 0 {
+			t.Fatalf("names %v before reconcile", rec.Names)
+		}
+		named := idn
+		named.ContainerName = "app"
+		other := hold()
+		hookAnn := withCRIOName(crio(podB, strings.Repeat("b", 64)), "db")
+		live := []container.Container{{ID: "c1", Pid: pid, Pod: &named}, {ID: "c2", Pid: other, Annotations: hookAnn}}
+		if _, err := e.m.Reconcile(live, ReconcileOptions{}); err != nil {
+			t.Fatalf("reconcile: %v", err)
+		}
+		for group, want := range map[string]map[string]string{podA: {"c1": "app"}, podB: {"c2": "db"}} {
+			if rec, _, _ := e.m.Store().Load(group); !maps.Equal(rec.Names, want) {
+				t.Errorf("%s: names %v, want %v", group, rec.Names, want)
+			}
+		}
+		if acts, err := e.m.Reconcile(live, ReconcileOptions{}); err != nil || len(acts) != 0 {
+			t.Errorf("second reconcile: %+v, %v", acts, err)
+		}
+	})
 }
 
 func withCRIOName(a map[string]string, name string) map[string]string {

@@ -24,48 +24,50 @@ import (
 // pod's any more: it must not be written into the pod's group.
 func TestReconcileChecksCgroupAtWrite(t *testing.T) {
 	t.Parallel()
-	e := newEnv(t, resctrlsim.Options{}, nil)
-	in := proctest.Hold(t, "sleep 600")
-	in.Release(t)
-	idn := identity.Identity{Runtime: identity.NRI, PodUID: podA, SandboxID: sbA, Namespace: "default", PodName: "web"}
-	live := []container.Container{{ID: "c1", Pid: in.Pid, Pod: &idn}}
-	if _, err := e.m.Reconcile(live, ReconcileOptions{}); err != nil {
-		t.Fatal(err)
-	}
-	// A second process of the container that nobody placed (an exec), and another pod's
-	// container whose cgroup it will be in by the time reconcile writes.
-	extra := proctest.Start(t, proctest.Sleep)
-	joinCgroup(t, in.Cgroup, extra)
-	other := proctest.Hold(t, "sleep 600")
+	onBoth(t, func(t *testing.T, newEnv newEnvFunc) {
+		e := newEnv(t, resctrlsim.Options{}, nil)
+		in := proctest.Hold(t, "sleep 600")
+		in.Release(t)
+		idn := identity.Identity{Runtime: identity.NRI, PodUID: podA, SandboxID: sbA, Namespace: "default", PodName: "web"}
+		live := []container.Container{{ID: "c1", Pid: in.Pid, Pod: &idn}}
+		if _, err := e.m.Reconcile(live, ReconcileOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		// A second process of the container that nobody placed (an exec), and another pod's
+		// container whose cgroup it will be in by the time reconcile writes.
+		extra := proctest.Start(t, proctest.Sleep)
+		joinCgroup(t, in.Cgroup, extra)
+		other := proctest.Hold(t, "sleep 600")
 
-	held, release := make(chan struct{}), make(chan struct{})
-	go func() {
-		_ = e.m.store.Update(podA, time.Minute, func(*registry.Tx) error {
-			close(held)
-			<-release
-			return nil
-		})
-	}()
-	<-held
-	type result struct {
-		acts []Step
-		err  error
-	}
-	done := make(chan result, 1)
-	go func() {
-		acts, err := e.m.Reconcile(live, ReconcileOptions{})
-		done <- result{acts, err}
-	}()
-	waitLockWaiter(t, filepath.Join(e.cfg.StateDir, "locks", podA+".lock"))
-	joinCgroup(t, other.Cgroup, extra)
-	close(release)
-	r := <-done
-	if r.err != nil {
-		t.Fatal(r.err)
-	}
-	if got := e.tasks("mon_groups/" + podA); slices.Contains(got, extra) {
-		t.Errorf("pid %d, in another pod's cgroup when reconcile wrote, was moved into the pod's group (tasks %v; steps %+v)", extra, got, r.acts)
-	}
+		held, release := make(chan struct{}), make(chan struct{})
+		go func() {
+			_ = e.m.store.Update(podA, time.Minute, func(*registry.Tx) error {
+				close(held)
+				<-release
+				return nil
+			})
+		}()
+		<-held
+		type result struct {
+			acts []Step
+			err  error
+		}
+		done := make(chan result, 1)
+		go func() {
+			acts, err := e.m.Reconcile(live, ReconcileOptions{})
+			done <- result{acts, err}
+		}()
+		waitLockWaiter(t, filepath.Join(e.cfg.StateDir, "locks", podA+".lock"))
+		joinCgroup(t, other.Cgroup, extra)
+		close(release)
+		r := <-done
+		if r.err != nil {
+			t.Fatal(r.err)
+		}
+		if got := e.tasks("mon_groups/" + podA); slices.Contains(got, extra) {
+			t.Errorf("pid %d, in another pod's cgroup when reconcile wrote, was moved into the pod's group (tasks %v; steps %+v)", extra, got, r.acts)
+		}
+	})
 }
 
 // joinCgroup moves pid into the cgroup v1 directory dir.

@@ -1,8 +1,6 @@
 package lifecycle
 
 import (
-	"log/slog"
-	"os"
 	"path/filepath"
 	"slices"
 	"testing"
@@ -16,48 +14,45 @@ import (
 // is not ours stays.
 func TestReleaseAll(t *testing.T) {
 	t.Parallel()
-	e := newEnv(t, resctrlsim.Options{}, nil)
-	a := e.placed("c1", crio(podA, sbA))
-	b := e.placed("c2", crio(podB, sbB))
-	if err := os.Mkdir(filepath.Join(e.sim.Dir, "mon_groups", "foreign"), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	// The uninstall is another process: a manager that made none of the groups.
-	m, err := New(e.cfg, slog.New(slog.DiscardHandler))
-	if err != nil {
-		t.Fatal(err)
-	}
-	steps, err := m.ReleaseAll()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(steps) != 2 || steps[0].Action != vocab.Removed || steps[1].Action != vocab.Removed {
-		t.Fatalf("steps %+v, want two groups removed", steps)
-	}
-	for _, g := range []string{"mon_groups/" + podA, "mon_groups/" + podB} {
-		if e.exists(g) {
-			t.Errorf("%s still exists", g)
+	onBoth(t, func(t *testing.T, newEnv newEnvFunc) {
+		e := newEnv(t, resctrlsim.Options{}, nil)
+		a := e.placed("c1", crio(podA, sbA))
+		b := e.placed("c2", crio(podB, sbB))
+		e.mkdir("mon_groups/foreign")
+		// The uninstall is another process: a manager that made none of the groups.
+		m := e.otherManager()
+		steps, err := m.ReleaseAll()
+		if err != nil {
+			t.Fatal(err)
 		}
-	}
-	if !e.exists("mon_groups/foreign") {
-		t.Error("the foreign group was removed")
-	}
-	root := e.tasks("")
-	for _, pid := range []int{a, b} {
-		if !slices.Contains(root, pid) {
-			t.Errorf("task %d is not in the root group after the release", pid)
+		if len(steps) != 2 || steps[0].Action != vocab.Removed || steps[1].Action != vocab.Removed {
+			t.Fatalf("steps %+v, want two groups removed", steps)
 		}
-	}
-	recs, err := e.m.Store().List()
-	if err != nil || len(recs) != 0 {
-		t.Errorf("records after the release: %v, %v", recs, err)
-	}
-	ends, _ := filepath.Glob(filepath.Join(e.cfg.SnapshotDir, "*.end"))
-	if len(ends) != 2 {
-		t.Errorf("end snapshots %v, want one per group", ends)
-	}
-	// Idempotent: a second release finds nothing to do.
-	if steps, err := m.ReleaseAll(); err != nil || len(steps) != 0 {
-		t.Errorf("second release: %+v, %v", steps, err)
-	}
+		for _, g := range []string{"mon_groups/" + podA, "mon_groups/" + podB} {
+			if e.exists(g) {
+				t.Errorf("%s still exists", g)
+			}
+		}
+		if !e.exists("mon_groups/foreign") {
+			t.Error("the foreign group was removed")
+		}
+		root := e.tasks("")
+		for _, pid := range []int{a, b} {
+			if !slices.Contains(root, pid) {
+				t.Errorf("task %d is not in the root group after the release", pid)
+			}
+		}
+		recs, err := e.m.Store().List()
+		if err != nil || len(recs) != 0 {
+			t.Errorf("records after the release: %v, %v", recs, err)
+		}
+		ends, _ := filepath.Glob(filepath.Join(e.cfg.SnapshotDir, "*.end"))
+		if len(ends) != 2 {
+			t.Errorf("end snapshots %v, want one per group", ends)
+		}
+		// Idempotent: a second release finds nothing to do.
+		if steps, err := m.ReleaseAll(); err != nil || len(steps) != 0 {
+			t.Errorf("second release: %+v, %v", steps, err)
+		}
+	})
 }

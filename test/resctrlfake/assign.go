@@ -137,8 +137,10 @@ func (f *Resctrl) GroupAssignment(path string) (resctrlfs.GroupAssignment, error
 }
 
 // WriteAssignment is a write of "<event>:<domain>=<e|_>[;<domain>=<e|_>...]" to the group's
-// mbm_L3_assignments: each domain's counter taken or given back, in order; the first that
-// cannot be taken fails the write with the kernel's words in LastCmdStatus.
+// mbm_L3_assignments (domain "*": every domain): each domain's counter taken or given back,
+// in order; the first that cannot be taken fails the write with the kernel's words in
+// LastCmdStatus, keeping what was done before it. One line: the fake takes no "\n" between
+// events.
 func (f *Resctrl) WriteAssignment(path, line string) error {
 	f.mu.Lock()
 	defer f.mu.Unlock()
@@ -162,22 +164,39 @@ func (f *Resctrl) WriteAssignment(path, line string) error {
 		return fail(syscall.ENOENT, "Invalid event "+event) // the kernel's errno for an unknown event
 	}
 	for item := range strings.SplitSeq(rest, ";") {
-		d, state, ok := strings.Cut(item, "=")
-		if !ok || !slices.Contains(f.assign.domains, d) {
-			return fail(syscall.EINVAL, "Invalid domain id "+d)
+		id, state, _ := strings.Cut(strings.TrimSpace(item), "=")
+		// "*" is every domain, in order, and ends the line; any other id a domain's number.
+		doms, label := f.assign.domains, "*"
+		if !strings.HasPrefix(id, "*") {
+			n, err := strconv.ParseUint(strings.TrimPrefix(id, "+"), 10, 64)
+			if err != nil {
+				return fail(syscall.EINVAL, "Missing domain id")
+			}
+			label = strconv.FormatUint(n, 10)
+			if !slices.Contains(f.assign.domains, label) {
+				return fail(syscall.EINVAL, "Invalid domain id "+label)
+			}
+			doms = []string{label}
 		}
 		// A refused operation adds the kernel's "Assign operation ... failed" line.
-		failed := fmt.Sprintf("Assign operation '%s:%s=%s' failed", event, d, state)
-		switch {
-		case state == "_" && f.assign.holds(path, d, event):
-			f.assign.give(path, d, event)
-		case state == "e" && !f.assign.holds(path, d, event):
-			if f.assign.free(d) == 0 {
-				return fail(syscall.ENOSPC, fmt.Sprintf("Failed to allocate counter for %s in domain %s\n%s", event, d, failed))
-			}
-			f.assign.take(path, d, event)
-		case state != "e" && state != "_":
+		failed := fmt.Sprintf("Assign operation '%s:%s=%s' failed", event, label, state)
+		if state != "e" && state != "_" {
 			return fail(syscall.EINVAL, failed)
+		}
+		for _, d := range doms {
+			switch {
+			case state == "_" && f.assign.holds(path, d, event):
+				f.assign.give(path, d, event)
+			case state == "e" && !f.assign.holds(path, d, event):
+				if f.assign.free(d) == 0 {
+					// What was taken in the domains before stays, as in the kernel.
+					return fail(syscall.ENOSPC, fmt.Sprintf("Failed to allocate counter for %s in domain %s\n%s", event, d, failed))
+				}
+				f.assign.take(path, d, event)
+			}
+		}
+		if label == "*" {
+			break
 		}
 	}
 	f.last = "ok"

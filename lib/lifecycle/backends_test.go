@@ -25,6 +25,12 @@ import (
 // resctrl outside the Manager (a runtime's class, another tool's group, a remount) and what
 // it reads back (tasks, whether a group is there, its RMID) go through the env methods
 // below, each saying how the fake stands for the simulator.
+//
+// Tests whose containers need a cgroup of their own (proctest.Hold: reconcile and a late
+// placement move a container's whole cgroup) skip on both without root: the fake stands
+// for resctrl, not for the cgroup hierarchy. Tests of what only the simulator has stay on
+// it alone: counters that move with CPU time and counter assignment's files (mbmassign_test.go),
+// a kernel that hangs or fails a file operation, the tasks files' descriptors.
 
 // newEnvFunc builds a test's env with the simulator's options and an edit of the config.
 type newEnvFunc func(t *testing.T, o resctrlsim.Options, edit func(*config.Config)) *env

@@ -106,6 +106,7 @@ func (f *Resctrl) Assignment() (resctrlfs.Assignment, error) {
 	if !out.Counting() {
 		return out, nil
 	}
+	f.last = "ok" // a read of available_mbm_cntrs clears last_cmd_status
 	out.Counters, out.Available = map[string]int{}, map[string]int{}
 	for _, d := range f.assign.domains {
 		out.Counters[d], out.Available[d] = f.assign.counters, f.assign.free(d)
@@ -151,6 +152,7 @@ func (f *Resctrl) WriteAssignment(path, line string) error {
 	if _, ok := f.groups[path]; !ok {
 		return fmt.Errorf("assign %q to %s: %w", line, path, syscall.ENOENT)
 	}
+	f.last = "ok"
 	if err := f.fault(OpAssignWrite, path); err != nil {
 		return fmt.Errorf("assign %q to %s: %w (resctrl: %s)", line, path, err, f.last)
 	}

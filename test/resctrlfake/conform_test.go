@@ -160,6 +160,19 @@ func writeTasks(path, task string) func(*testing.T, *backend, map[string]int) st
 	}
 }
 
+// writeTasksCounted is writeTasks that also says how many results the write gave.
+func writeTasksCounted(path string, names ...string) func(*testing.T, *backend, map[string]int) string {
+	return func(_ *testing.T, b *backend, tids map[string]int) string {
+		var ids []int
+		for _, n := range names {
+			ids = append(ids, tids[n])
+		}
+		results := 0
+		err := b.rs.WriteTasks(path, ids, func(_ int, err error) error { results++; return err })
+		return fmt.Sprintf("%s, %d results", say(b, err), results)
+	}
+}
+
 // tasks lists the script's tasks in the group at path, by name; "gone" for no group.
 func tasks(path string) func(*testing.T, *backend, map[string]int) string {
 	return func(_ *testing.T, b *backend, tids map[string]int) string {
@@ -201,12 +214,16 @@ func TestConformGroups(t *testing.T) {
 		{"B's tasks", tasks(root(groupB)), "[t1]"},
 		{"rmdir B", remove(groupB), "ok"},
 		{"B's tasks after rmdir", tasks(root(groupB)), "gone"},
+		{"a tasks write to B after its rmdir", writeTasksCounted(root(groupB), "t1", "t2"), "ENOENT (ok), 0 results"},
+		{"a tasks write of two to A", writeTasksCounted(root(groupA), "t1", "t2"), "ok, 2 results"},
 		{"mkdir X in B's RMID", ensure(groupX, ""), "ok"},
 		{"rmdir of a group never made", remove(groupM), "ErrNotTracked"},
 		{"rmdir X", remove(groupX), "ok"},
 		{"mkdir M in class c", ensure(groupM, "c"), "ok"},
+		{"Ensure M in the root while it is c's", ensure(groupM, ""),
+			`error key "` + groupM + `" already tracked under rdtClass "c", cannot reassign to ""`},
 		{"a root task into c's M, by the tasks file", writeTasks(class(groupM), "t2"), classRefusal},
-		{"A keeps t2", tasks(root(groupA)), "[t2]"},
+		{"A keeps t2 (and t1, written above)", tasks(root(groupA)), "[t1 t2]"},
 		{"t3 into class c", func(t *testing.T, b *backend, tids map[string]int) string {
 			b.class(t, tids["t3"], "c")
 			return "ok"

@@ -83,15 +83,21 @@ func (f *Resctrl) Removed() []string {
 }
 
 // Ensure is mkdir, or adopting the group that is there. A new group in mbm_event mode gets
-// counters as the kernel gives them at mkdir (see SetAssignMode).
+// counters as the kernel gives them at mkdir (see SetAssignMode). A name already made under
+// another class is refused, as goresctrl refuses it (with its words).
 func (f *Resctrl) Ensure(name, class string) error {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	p := GroupPath(class, name)
+	if old, ok := f.paths[name]; ok && old != p {
+		was, _, _ := splitGroupPath(old) // the group may be gone (Remount): goresctrl still tracks it
+		return fmt.Errorf("key %q already tracked under rdtClass %q, cannot reassign to %q", name, was, class)
+	}
 	if _, ok := f.groups[p]; ok {
 		f.paths[name] = p
 		return nil
 	}
+	f.last = "ok" // every command clears last_cmd_status (a mkdir that finds the group is none)
 	if err := f.fault(OpMkdir, p); err != nil {
 		return err
 	}
@@ -131,6 +137,7 @@ func (f *Resctrl) write(p string, tid int) error {
 	if !ok {
 		return fmt.Errorf("write %s/tasks: %w", p, syscall.ENOENT)
 	}
+	f.last = "ok"
 	if err := f.fault(OpTasksWrite, p); err != nil {
 		return err
 	}
@@ -148,11 +155,21 @@ func (f *Resctrl) write(p string, tid int) error {
 }
 
 // WriteTasks is the kernel's writes through one open tasks file: no class check of its own.
+// A group that is not there (or no longer, between two writes) is the open's error,
+// returned without a result, as resctrlfs.TaskWriter returns it when it cannot open the
+// file (again, after a write to a removed group).
 func (f *Resctrl) WriteTasks(path string, ids []int, result func(int, error) error) error {
 	for _, id := range ids {
 		f.mu.Lock()
-		err := f.write(path, id)
+		_, ok := f.groups[path]
+		var err error
+		if ok {
+			err = f.write(path, id)
+		}
 		f.mu.Unlock()
+		if !ok {
+			return &os.PathError{Op: "open", Path: path + "/tasks", Err: syscall.ENOENT}
+		}
 		if err := result(id, err); err != nil {
 			return err
 		}
@@ -185,6 +202,7 @@ func (f *Resctrl) Remove(name string) error {
 	if !ok {
 		return fmt.Errorf("%w: %q", monitor.ErrNotTracked, name)
 	}
+	f.last = "ok"
 	if err := f.fault(OpRmdir, p); err != nil {
 		return err
 	}

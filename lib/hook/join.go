@@ -200,12 +200,12 @@ func (g *asideGroups) Tasks(path string) (map[int]bool, bool) {
 	return k.Tasks(path)
 }
 
-func (g *asideGroups) Remove(name string) error {
+func (g *asideGroups) Remove(name, class string) error {
 	k, err := g.goresctrl()
 	if err != nil {
 		return err
 	}
-	return k.Remove(name)
+	return k.Remove(name, class)
 }
 
 func (g *asideGroups) Counters(path string) ([]resctrlfs.Reading, []resctrlfs.Missing, error) {

@@ -196,11 +196,8 @@ func (m *Manager) remove(tx *registry.Tx) (vocab.Action, string) {
 	if n := procfs.Running(tasks); n > 0 {
 		return vocab.Kept, m.keep(tx, fmt.Sprintf("still has %d tasks", n))
 	}
-	if err := m.rs.Ensure(rec.Group, rec.Class); err != nil {
-		return vocab.Kept, m.keep(tx, err.Error())
-	}
 	m.writeSnapshot(rec, snapshot.End)
-	if err := m.rs.Remove(rec.Group); err != nil {
+	if err := m.rs.Remove(rec.Group, rec.Class); err != nil {
 		m.recordFailure(vocab.FailRemove, rec.Path, podOf(rec), err)
 		return vocab.Kept, m.keep(tx, err.Error()+m.kernelSaysSuffix())
 	}

@@ -135,12 +135,7 @@ type Outcome struct {
 }
 
 // GroupPath is a group's path below the resctrl root.
-func GroupPath(class, name string) string {
-	if class == "" {
-		return "mon_groups/" + name
-	}
-	return class + "/mon_groups/" + name
-}
+func GroupPath(class, name string) string { return resctrlfs.GroupPath(class, name) }
 
 // ClassLabel names a class for people: the root group has no name of its own.
 func ClassLabel(c string) string {

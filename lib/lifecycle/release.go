@@ -32,13 +32,8 @@ func (m *Manager) ReleaseAll() (steps []Step, err error) {
 				st.Detail = "group was already gone"
 				return tx.Delete()
 			}
-			// goresctrl removes only a group it tracks: this process made none of them.
-			if err := m.rs.Ensure(tx.Rec.Group, tx.Rec.Class); err != nil {
-				st.Action, st.Detail = vocab.Kept, m.keep(tx, err.Error())
-				return nil
-			}
 			m.writeSnapshot(tx.Rec, snapshot.End)
-			if err := m.rs.Remove(tx.Rec.Group); err != nil {
+			if err := m.rs.Remove(tx.Rec.Group, tx.Rec.Class); err != nil {
 				m.recordFailure(vocab.FailRemove, tx.Rec.Path, podOf(tx.Rec), err)
 				st.Action, st.Detail = vocab.Kept, m.keep(tx, err.Error()+m.kernelSaysSuffix())
 				return nil

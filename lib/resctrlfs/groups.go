@@ -1,7 +1,9 @@
 package resctrlfs
 
 import (
+	"errors"
 	"fmt"
+	"io/fs"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -9,6 +11,7 @@ import (
 	"strings"
 
 	"github.com/intel/goresctrl/pkg/monitor"
+	"golang.org/x/sys/unix"
 
 	"github.com/resctrl-mon/resctrl-mon/lib/logging"
 )
@@ -37,8 +40,9 @@ type Groups interface {
 	Tasks(path string) (tids map[int]bool, ok bool)
 	// Exists reports whether the group at path exists.
 	Exists(path string) bool
-	// Remove removes the group (its RMID is freed).
-	Remove(name string) error
+	// Remove removes the group of that name under class (its RMID is freed), whoever made
+	// it; one already gone is no error.
+	Remove(name, class string) error
 	// LastCmdStatus is the kernel's word on the last failed command ("" if unreadable).
 	LastCmdStatus() string
 	// Counters reads every counter of the group at path: readings, and the counters with no
@@ -55,6 +59,7 @@ type Groups interface {
 // Kernel is Groups on a resctrl mount, through goresctrl's pkg/monitor.
 type Kernel struct {
 	root  string
+	canon func(string) string
 	mon   *monitor.Manager
 	tasks *TaskWriter
 	// counters reads groups' mon_data, listed once for every group of the mount.
@@ -84,7 +89,7 @@ func Open(root string, mount Mount, valid func(string) bool, canon func(string) 
 	if err != nil {
 		return nil, fmt.Errorf("resctrl: %w", err)
 	}
-	return &Kernel{root: root, mon: mon, tasks: NewTaskWriter(root)}, nil
+	return &Kernel{root: root, canon: canon, mon: mon, tasks: NewTaskWriter(root)}, nil
 }
 
 // Root is the resctrl mount.
@@ -109,9 +114,32 @@ func (k *Kernel) Ensure(name, class string) error {
 
 func (k *Kernel) Assign(name string, tid int) error { return k.mon.AssignPID(name, tid) }
 
-func (k *Kernel) Remove(name string) error {
+// Remove is goresctrl's Remove for a group it tracks (made or found by this process); one it
+// does not (made by another process since: a reconcile or a poststop ends groups a hook
+// made) is removed by its rmdir here, instead of being made known to goresctrl first.
+func (k *Kernel) Remove(name, class string) error {
 	k.tasks.Forget(name)
-	return k.mon.Remove(name)
+	err := k.mon.Remove(name)
+	if !errors.Is(err, monitor.ErrNotTracked) {
+		return err
+	}
+	if k.canon != nil {
+		name = k.canon(name)
+	}
+	p := filepath.Join(k.root, GroupPath(class, name))
+	if err := unix.Rmdir(p); err != nil && !errors.Is(err, unix.ENOENT) {
+		return &fs.PathError{Op: "rmdir", Path: p, Err: err}
+	}
+	return nil
+}
+
+// GroupPath is a monitoring group's path below the resctrl root: under the root group's
+// mon_groups, or under its class's.
+func GroupPath(class, name string) string {
+	if class == "" {
+		return "mon_groups/" + name
+	}
+	return class + "/mon_groups/" + name
 }
 
 func (k *Kernel) LastCmdStatus() string { return LastCmdStatus(k.root) }

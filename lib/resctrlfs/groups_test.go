@@ -38,7 +38,7 @@ func TestGoresctrlLogsThroughOurLogger(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(sim.Dir, "mon_groups", uid, "tasks"), []byte(strconv.Itoa(os.Getpid())), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if err := k.Remove(uid); err != nil { // non-empty: goresctrl warns
+	if err := k.Remove(uid, ""); err != nil { // non-empty: goresctrl warns
 		t.Fatal(err)
 	}
 	got := buf.String()
@@ -109,5 +109,38 @@ func TestMonReaderMatchesListing(t *testing.T) {
 	}
 	if _, _, err := r.Read(filepath.Join(sim.Dir, groups[1])); !errors.Is(err, os.ErrNotExist) {
 		t.Errorf("a group gone: %v, want os.ErrNotExist", err)
+	}
+}
+
+// A group made by another process after this one opened resctrl (a hook made it; a reconcile
+// or a poststop ends it) is removed by its name and class, without being made known to
+// goresctrl first; one already gone is no error.
+func TestRemoveAnotherProcesssGroup(t *testing.T) {
+	sim := resctrlsim.MountT(t, resctrlsim.Options{})
+	if err := os.Mkdir(filepath.Join(sim.Dir, "gold"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	mine, err := resctrlfs.Open(sim.Dir, resctrlfs.CheckSimulator, monitor.PodUIDValidator, monitor.CanonicalizePodUID, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	theirs, err := resctrlfs.Open(sim.Dir, resctrlfs.CheckSimulator, monitor.PodUIDValidator, monitor.CanonicalizePodUID, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, class := range []string{"", "gold"} {
+		if err := theirs.Ensure(uid, class); err != nil {
+			t.Fatal(err)
+		}
+		path := resctrlfs.GroupPath(class, uid)
+		if err := mine.Remove(uid, class); err != nil || mine.Exists(path) {
+			t.Errorf("class %q: Remove of a group another process made: %v, still there: %v", class, err, mine.Exists(path))
+		}
+		if err := mine.Remove(uid, class); err != nil {
+			t.Errorf("class %q: Remove of a group already gone: %v", class, err)
+		}
+		if err := theirs.Remove(uid, class); err != nil {
+			t.Errorf("class %q: the maker's Remove after another's: %v", class, err)
+		}
 	}
 }

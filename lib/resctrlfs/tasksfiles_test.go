@@ -62,7 +62,7 @@ func TestTasksFileOfAGroupMadeAgain(t *testing.T) {
 	if err := k.Ensure(uid, ""); err != nil {
 		t.Fatal(err)
 	}
-	if err := k.Remove(uid); err != nil {
+	if err := k.Remove(uid, ""); err != nil {
 		t.Fatal(err)
 	}
 	if err := k.Ensure(uid, ""); err != nil {
@@ -106,7 +106,7 @@ func TestTasksFilesConcurrent(t *testing.T) {
 		}()
 	}
 	for range 10 {
-		if err := k.Remove(names[0]); err != nil {
+		if err := k.Remove(names[0], ""); err != nil {
 			t.Error(err)
 		}
 		if err := k.Ensure(names[0], ""); err != nil {

@@ -33,6 +33,7 @@ type backend struct {
 	rs      resctrlfs.Groups
 	class   func(t *testing.T, tid int, class string) // tid into class's own group ("" the root)
 	setMode func(t *testing.T, mode string)           // a write to info/L3_MON/mbm_assign_mode
+	mkdir   func(t *testing.T, path string) error     // another process's mkdir of a group
 }
 
 // step is one operation and what the kernel says to it, as say and the readers below word it.
@@ -50,7 +51,8 @@ func fakeBackend(rmids int, setup func(*resctrlfake.Resctrl)) *backend {
 	}
 	return &backend{rs: f,
 		class:   func(_ *testing.T, tid int, class string) { f.JoinClass(tid, class) },
-		setMode: func(_ *testing.T, mode string) { f.SwitchMode(mode) }}
+		setMode: func(_ *testing.T, mode string) { f.SwitchMode(mode) },
+		mkdir:   func(_ *testing.T, path string) error { return f.Mkdir(path) }}
 }
 
 // simBackend is the simulator mounted with o, its classes made; a class's own group takes
@@ -75,7 +77,8 @@ func simBackend(t *testing.T, o resctrlsim.Options, classes ...string) *backend 
 		class: func(t *testing.T, tid int, class string) {
 			write(t, filepath.Join(class, "tasks"), strconv.Itoa(tid)+"\n")
 		},
-		setMode: func(t *testing.T, mode string) { write(t, "info/L3_MON/mbm_assign_mode", mode+"\n") }}
+		setMode: func(t *testing.T, mode string) { write(t, "info/L3_MON/mbm_assign_mode", mode+"\n") },
+		mkdir:   func(_ *testing.T, path string) error { return os.Mkdir(filepath.Join(sim.Dir, path), 0o755) }}
 }
 
 // run runs the script on b with processes of its own as tasks t1, t2, t3, and reports every
@@ -144,8 +147,13 @@ func ensure(name, class string) func(*testing.T, *backend, map[string]int) strin
 	return func(_ *testing.T, b *backend, _ map[string]int) string { return say(b, b.rs.Ensure(name, class)) }
 }
 
-func remove(name string) func(*testing.T, *backend, map[string]int) string {
-	return func(_ *testing.T, b *backend, _ map[string]int) string { return say(b, b.rs.Remove(name)) }
+func remove(name, class string) func(*testing.T, *backend, map[string]int) string {
+	return func(_ *testing.T, b *backend, _ map[string]int) string { return say(b, b.rs.Remove(name, class)) }
+}
+
+// outsideMkdir is another process's mkdir of the group at path: not one this process made.
+func outsideMkdir(path string) func(*testing.T, *backend, map[string]int) string {
+	return func(t *testing.T, b *backend, _ map[string]int) string { return say(b, b.mkdir(t, path)) }
 }
 
 func assign(name, task string) func(*testing.T, *backend, map[string]int) string {
@@ -212,13 +220,17 @@ func TestConformGroups(t *testing.T) {
 		{"t1 into B: moved", assign(groupB, "t1"), "ok"},
 		{"A's tasks after the move", tasks(root(groupA)), "[t2]"},
 		{"B's tasks", tasks(root(groupB)), "[t1]"},
-		{"rmdir B", remove(groupB), "ok"},
+		{"rmdir B", remove(groupB, ""), "ok"},
 		{"B's tasks after rmdir", tasks(root(groupB)), "gone"},
 		{"a tasks write to B after its rmdir", writeTasksCounted(root(groupB), "t1", "t2"), "ENOENT (ok), 0 results"},
 		{"a tasks write of two to A", writeTasksCounted(root(groupA), "t1", "t2"), "ok, 2 results"},
 		{"mkdir X in B's RMID", ensure(groupX, ""), "ok"},
-		{"rmdir of a group never made", remove(groupM), "ErrNotTracked"},
-		{"rmdir X", remove(groupX), "ok"},
+		{"rmdir of a group that is not there", remove(groupM, ""), "ok"},
+		{"rmdir X", remove(groupX, ""), "ok"},
+		{"another process's mkdir of B", outsideMkdir(root(groupB)), "ok"},
+		{"no RMID left", ensure(groupX, ""), "ErrNoRMIDs ENOSPC (Out of RMIDs)"},
+		{"rmdir of B, made by the other process", remove(groupB, ""), "ok"},
+		{"B after its rmdir", tasks(root(groupB)), "gone"},
 		{"mkdir M in class c", ensure(groupM, "c"), "ok"},
 		{"Ensure M in the root while it is c's", ensure(groupM, ""),
 			`error key "` + groupM + `" already tracked under rdtClass "c", cannot reassign to ""`},
@@ -232,9 +244,9 @@ func TestConformGroups(t *testing.T) {
 		{"t3 into the root's A by the tasks file", writeTasks(root(groupA), "t3"), classRefusal},
 		{"t3 into c's M", assign(groupM, "t3"), "ok"},
 		{"M's tasks", tasks(class(groupM)), "[t3]"},
-		{"rmdir M: t3 back in c's own group", remove(groupM), "ok"},
+		{"rmdir M: t3 back in c's own group", remove(groupM, "c"), "ok"},
 		{"t3 still of class c", assign(groupA, "t3"), "ErrClassMismatch"},
-		{"rmdir A with t2 in it", remove(groupA), "ok"},
+		{"rmdir A with t2 in it", remove(groupA, ""), "ok"},
 		{"A after rmdir", tasks(root(groupA)), "gone"},
 	}
 	t.Run("fake", func(t *testing.T) {
@@ -365,7 +377,7 @@ func TestConformCounters(t *testing.T) {
 		{"an unknown event", writeAssign(3, "bogus:0=e"), "ENOENT (Invalid event bogus)"},
 		{"a domain that is not there", writeAssign(3, "mbm_total_bytes:7=e"), "EINVAL (Invalid domain id 7)"},
 		{"a state that is neither e nor _", writeAssign(3, "mbm_total_bytes:1=x"), "EINVAL (Assign operation 'mbm_total_bytes:1=x' failed)"},
-		{"rmdir 1 frees its counters", remove(gname(1)), "ok"},
+		{"rmdir 1 frees its counters", remove(gname(1), ""), "ok"},
 		{"counters after rmdir", free, "mbm_event counters 0=8;1=8 free 0=2;1=2"},
 		{"mkdir 4 takes them", mkdirs(4), "ok"},
 		{"group 4's assignments", held(4), both},

@@ -45,14 +45,6 @@ func New(rmids int) *Resctrl {
 		class: map[int]string{}, last: "ok", faults: map[Op]fault{}}
 }
 
-// GroupPath is a group's path below the resctrl root, as lifecycle names it.
-func GroupPath(class, name string) string {
-	if class == "" {
-		return "mon_groups/" + name
-	}
-	return class + "/mon_groups/" + name
-}
-
 // ForgetTasks makes every tasks write succeed and be forgotten, as if the written processes
 // ended at once: tests that place many containers with one pid of their own.
 func (f *Resctrl) ForgetTasks() { f.mu.Lock(); f.forget = true; f.mu.Unlock() }
@@ -88,7 +80,7 @@ func (f *Resctrl) Removed() []string {
 func (f *Resctrl) Ensure(name, class string) error {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	p := GroupPath(class, name)
+	p := resctrlfs.GroupPath(class, name)
 	if old, ok := f.paths[name]; ok && old != p {
 		was, _, _ := splitGroupPath(old) // the group may be gone (Remount): goresctrl still tracks it
 		return fmt.Errorf("key %q already tracked under rdtClass %q, cannot reassign to %q", name, was, class)
@@ -192,15 +184,20 @@ func (f *Resctrl) Tasks(path string) (map[int]bool, bool) {
 
 func (f *Resctrl) Exists(path string) bool { _, ok := f.Tasks(path); return ok }
 
-// Remove is rmdir: the group's tasks go back to its class's own group (their class stays),
-// its counters are freed. A name never Ensured is goresctrl's monitor.ErrNotTracked, as
-// resctrlfs.Kernel's Remove says: goresctrl removes only a group it tracks.
-func (f *Resctrl) Remove(name string) error {
+// Remove is rmdir of the group name under class, whoever made it, as resctrlfs.Kernel's
+// Remove: the group this process tracks under that name (goresctrl's), else the one at
+// class's mon_groups/name (another process's); one already gone is no error. The group's
+// tasks go back to its class's own group (their class stays), its counters are freed.
+func (f *Resctrl) Remove(name, class string) error {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	p, ok := f.paths[name]
-	if !ok {
-		return fmt.Errorf("%w: %q", monitor.ErrNotTracked, name)
+	p, tracked := f.paths[name]
+	if !tracked {
+		p = resctrlfs.GroupPath(class, name)
+	}
+	if _, ok := f.groups[p]; !ok {
+		delete(f.paths, name)
+		return nil
 	}
 	f.last = "ok"
 	if err := f.fault(OpRmdir, p); err != nil {

@@ -8,6 +8,9 @@
 // show: the end-to-end tests, the hook's budget against a kernel that hangs, the tasks files'
 // descriptors.
 //
+// For what happens outside the caller: Mkdir (a group another process made), Remount (every
+// group gone), Limbo (freed RMIDs left dirty, so a mkdir finds only EBUSY).
+//
 // What it models is what the kernel does and its documentation says
 // (Documentation/filesystems/resctrl.rst); where it is simpler than the simulator, the
 // method says so.

@@ -92,9 +92,6 @@ func Open(root string, mount Mount, valid func(string) bool, canon func(string) 
 	return &Kernel{root: root, canon: canon, mon: mon, tasks: NewTaskWriter(root)}, nil
 }
 
-// Root is the resctrl mount.
-func (k *Kernel) Root() string { return k.root }
-
 func (k *Kernel) Counters(path string) ([]Reading, []Missing, error) {
 	return k.counters.Read(filepath.Join(k.root, path))
 }

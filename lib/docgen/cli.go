@@ -35,14 +35,21 @@ func cliData(root string) (any, error) {
 		return nil, err
 	}
 	defer func() { _ = os.RemoveAll(tmp) }()
+	// One go build for all: the packages they share compile once, and the links run side by
+	// side. Each binary is named for its package's directory, which is its name.
+	var pkgs []string
+	for _, b := range cliBinaries {
+		pkgs = append(pkgs, b.Pkg)
+	}
+	args := append([]string{"build", "-tags", "urfave_cli_no_docs", "-o", tmp + string(filepath.Separator)}, pkgs...)
+	build := exec.Command(goTool(), args...)
+	build.Dir, build.Env = root, append(os.Environ(), "CGO_ENABLED=0")
+	if msg, err := build.CombinedOutput(); err != nil {
+		return nil, fmt.Errorf("build %s: %w\n%s", strings.Join(pkgs, " "), err, msg)
+	}
 	var out []binary
 	for _, b := range cliBinaries {
 		bin := filepath.Join(tmp, b.Name)
-		build := exec.Command(goTool(), "build", "-tags", "urfave_cli_no_docs", "-o", bin, b.Pkg)
-		build.Dir, build.Env = root, append(os.Environ(), "CGO_ENABLED=0")
-		if msg, err := build.CombinedOutput(); err != nil {
-			return nil, fmt.Errorf("build %s: %w\n%s", b.Pkg, err, msg)
-		}
 		if b.Help, err = help(bin, "--help"); err != nil {
 			return nil, err
 		}

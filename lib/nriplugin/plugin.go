@@ -35,6 +35,7 @@ import (
 	"github.com/resctrl-mon/resctrl-mon/lib/budget"
 	"github.com/resctrl-mon/resctrl-mon/lib/config"
 	"github.com/resctrl-mon/resctrl-mon/lib/lifecycle"
+	"github.com/resctrl-mon/resctrl-mon/lib/resctrlfs"
 	"github.com/resctrl-mon/resctrl-mon/lib/vocab"
 )
 
@@ -46,6 +47,9 @@ type Plugin struct {
 	cfg config.Config
 	sel config.Selector
 	m   *lifecycle.Manager
+	// rs is the resctrl every manager reaches (NewWith); nil: each one opens its
+	// configuration's resctrlRoot.
+	rs resctrlfs.Groups
 	// startErr is why the adapter has no configuration yet (Unconfigured): only one pushed by
 	// the runtime can give it one.
 	startErr error
@@ -77,7 +81,14 @@ var (
 // New checks cfg and opens resctrl and the state directory: a bad configuration refuses to
 // start.
 func New(cfg config.Config, log *slog.Logger) (*Plugin, error) {
-	p := &Plugin{log: log, workers: newWorkers()}
+	return NewWith(cfg, log, nil)
+}
+
+// NewWith is New on a given resctrl, as lifecycle.NewWith: the manager for cfg, and for every
+// configuration the runtime pushes later, reaches rs instead of opening resctrlRoot. Tests
+// give it the in-memory fake (test/resctrlfake). A nil rs is New.
+func NewWith(cfg config.Config, log *slog.Logger, rs resctrlfs.Groups) (*Plugin, error) {
+	p := &Plugin{log: log, rs: rs, workers: newWorkers()}
 	if err := p.apply(cfg); err != nil {
 		return nil, err
 	}
@@ -118,7 +129,12 @@ func (p *Plugin) apply(cfg config.Config) (retErr error) {
 			}
 		}()
 	}
-	m, err := lifecycle.New(cfg, log)
+	var m *lifecycle.Manager
+	if p.rs != nil {
+		m, err = lifecycle.NewWith(cfg, log, p.rs)
+	} else {
+		m, err = lifecycle.New(cfg, log)
+	}
 	if err != nil {
 		return err
 	}

@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -22,15 +23,16 @@ import (
 // A decision test runs on both resctrls: the in-memory fake (test/resctrlfake), so that it
 // runs wherever go test does, without root or FUSE, and the simulator, through real file
 // operations, which skips without root. The test's body is the same; what it does to
-// resctrl outside the Manager (a runtime's class, another tool's group, a remount) and what
-// it reads back (tasks, whether a group is there, its RMID) go through the env methods
-// below, each saying how the fake stands for the simulator.
+// resctrl outside the Manager (a runtime's class, another tool's group, a remount, a fault,
+// a switch of the counter assignment mode) and what it reads back (tasks, whether a group is
+// there, its RMID, who holds counters) go through the env methods below, each saying how the
+// fake stands for the simulator.
 //
 // Tests whose containers need a cgroup of their own (proctest.Hold: reconcile and a late
 // placement move a container's whole cgroup) skip on both without root: the fake stands
 // for resctrl, not for the cgroup hierarchy. Tests of what only the simulator has stay on
-// it alone: counters that move with CPU time and counter assignment's files (mbmassign_test.go),
-// a kernel that hangs or fails a file operation, the tasks files' descriptors.
+// it alone: counters that move with CPU time, a kernel that hangs or fails a file
+// operation, the tasks files' descriptors.
 
 // newEnvFunc builds a test's env with the simulator's options and an edit of the config.
 type newEnvFunc func(t *testing.T, o resctrlsim.Options, edit func(*config.Config)) *env
@@ -53,24 +55,39 @@ func onBoth(t *testing.T, body func(t *testing.T, newEnv newEnvFunc)) {
 // simDefaultRMIDs is resctrlsim's num_rmids when Options leave it 0 (Options.withDefaults).
 const simDefaultRMIDs = 64
 
+// simDefaultMBMCounters is resctrlsim's num_mbm_cntrs when Options leave it 0.
+const simDefaultMBMCounters = 32
+
 // newFakeEnvLike is newEnv's env on the fake: NumRMIDs-1 groups (RMID 0 is the root
 // group's, as in the simulator), limbo when LimboTime is set (for longer than any test), the
-// counters of one L3 domain as the simulator's default mount has (the l3 fixture tree's
-// first domain), and a state and snapshot directory as simenv makes them. Options the fake
-// does not model fail the test: such a test runs on the simulator only.
+// counters of L3Domains L3 domains (one, the simulator's default, or two: the l3 fixture
+// tree's), counter assignment in mbm_event mode when MBMAssign says so (MBMCounters a
+// domain, the root group holding its own first, as at mount), and a state and snapshot
+// directory as simenv makes them. Options the fake does not model fail the test: such a
+// test runs on the simulator only.
 func newFakeEnvLike(t *testing.T, o resctrlsim.Options, edit func(*config.Config)) *env {
 	t.Helper()
 	rest := o
-	rest.NumRMIDs, rest.LimboTime, rest.Debug = 0, 0, false
-	if !reflect.DeepEqual(rest, resctrlsim.Options{}) {
-		t.Fatalf("the fake models NumRMIDs and LimboTime of the simulator's options, not %+v", rest)
+	rest.NumRMIDs, rest.LimboTime, rest.Debug, rest.L3Domains = 0, 0, false, 0
+	if o.MBMAssign == resctrlsim.MBMAssignEvent {
+		rest.MBMAssign, rest.MBMCounters = resctrlsim.MBMAssignAbsent, 0
+	}
+	domains := cmp.Or(o.L3Domains, 1)
+	if !reflect.DeepEqual(rest, resctrlsim.Options{}) || domains > 2 {
+		t.Fatalf("the fake models NumRMIDs, LimboTime, up to 2 L3Domains and MBMAssign: MBMAssignEvent with its MBMCounters "+
+			"of the simulator's options, not %+v", o)
 	}
 	fake := resctrlfake.New(cmp.Or(o.NumRMIDs, simDefaultRMIDs) - 1)
 	tree := resctrlfake.Tree(t, "l3")
-	if err := os.RemoveAll(filepath.Join(tree, "mon_data", "mon_L3_01")); err != nil {
-		t.Fatal(err)
+	if domains == 1 {
+		if err := os.RemoveAll(filepath.Join(tree, "mon_data", "mon_L3_01")); err != nil {
+			t.Fatal(err)
+		}
 	}
 	fake.UseTree(tree)
+	if o.MBMAssign == resctrlsim.MBMAssignEvent {
+		fake.SetAssignMode(resctrlfs.AssignModeEvent, domains, cmp.Or(o.MBMCounters, simDefaultMBMCounters))
+	}
 	var rs resctrlfs.Groups = fake
 	if o.LimboTime > 0 {
 		rs = resctrlfake.WithLimbo(fake)
@@ -286,4 +303,55 @@ func (e *env) procs() []int {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	return slices.Clone(e.pids)
+}
+
+// groupAssignment is the group's mbm_L3_assignments: on the simulator the file, read as the
+// kernel's; on the fake its model.
+func (e *env) groupAssignment(group string) (resctrlfs.GroupAssignment, error) {
+	if e.sim != nil {
+		return resctrlfs.ReadGroupAssignment(e.sim.Dir, group)
+	}
+	return e.fake.GroupAssignment(group)
+}
+
+// assignment is info/L3_MON's counter assignment: the mode, the counters and those free.
+func (e *env) assignment() (resctrlfs.Assignment, error) {
+	if e.sim != nil {
+		return resctrlfs.ReadAssignment(e.sim.Dir)
+	}
+	return e.fake.Assignment()
+}
+
+// switchAssignMode writes mode to info/L3_MON/mbm_assign_mode, as an operator does: to
+// "default" every counter is freed, back to "mbm_event" none is assigned.
+func (e *env) switchAssignMode(mode string) {
+	e.t.Helper()
+	if e.sim == nil {
+		e.fake.SwitchMode(mode)
+		return
+	}
+	if err := os.WriteFile(filepath.Join(e.sim.Dir, "info/L3_MON/mbm_assign_mode"), []byte(mode+"\n"), 0); err != nil {
+		e.t.Fatal(err)
+	}
+}
+
+// failAssignWrites makes the next n writes to any group's mbm_L3_assignments fail with
+// errno, and returns the words the failure carries: "simulated fault in assign-write" on the
+// simulator, "fake fault in assign-write" on the fake (each backend's FailNext).
+func (e *env) failAssignWrites(n int, errno syscall.Errno) (says string) {
+	if e.sim != nil {
+		e.sim.FailNext(resctrlsim.OpAssignWrite, n, errno)
+		return "simulated fault in " + string(resctrlsim.OpAssignWrite)
+	}
+	e.fake.FailNext(resctrlfake.OpAssignWrite, n, errno)
+	return "fake fault in " + string(resctrlfake.OpAssignWrite)
+}
+
+// clearFaults makes every operation succeed again.
+func (e *env) clearFaults() {
+	if e.sim != nil {
+		e.sim.ClearFaults()
+		return
+	}
+	e.fake.ClearFaults()
 }

@@ -5,8 +5,6 @@ import (
 	"fmt"
 	"log/slog"
 	"maps"
-	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 	"syscall"
@@ -16,20 +14,23 @@ import (
 	"github.com/resctrl-mon/resctrl-mon/lib/config"
 	"github.com/resctrl-mon/resctrl-mon/lib/mbmpolicy"
 	"github.com/resctrl-mon/resctrl-mon/lib/resctrlfs"
+	"github.com/resctrl-mon/resctrl-mon/lib/vocab"
 	"github.com/resctrl-mon/resctrl-mon/test/resctrlfake"
 	"github.com/resctrl-mon/resctrl-mon/test/resctrlsim"
 )
 
 // assignEnv is a node in mbm_event mode with 9 pods and counters for 3 in each of two
 // domains (8 a domain, the root group holding 2), under the policy; pods 3, 4 and 5 ask for
-// counters by annotation. The kernel gave pods 0, 1 and 2 theirs at mkdir.
+// counters by annotation. The kernel gave pods 0, 1 and 2 theirs at mkdir. On the fake every
+// group's LLC occupancy is the l3 tree's, the same for all, so the ranking falls to who
+// asked, who holds and the name.
 type assignEnv struct {
 	*env
 	pods []string
 	log  *bytes.Buffer
 }
 
-func newAssignEnv(t *testing.T) *assignEnv {
+func newAssignEnv(t *testing.T, newEnv newEnvFunc) *assignEnv {
 	e := newEnv(t, resctrlsim.Options{MBMAssign: resctrlsim.MBMAssignEvent, MBMCounters: 8, L3Domains: 2}, func(c *config.Config) {
 		c.MBMAssignment = config.MBMAssignPolicy
 		c.MBMAssignmentHold = config.Duration(5 * time.Minute)
@@ -38,15 +39,20 @@ func newAssignEnv(t *testing.T) *assignEnv {
 	a := &assignEnv{env: e, log: &bytes.Buffer{}}
 	e.m.log = slog.New(slog.NewTextHandler(a.log, nil))
 	for i := range 9 {
-		pod := fmt.Sprintf("%08d-0000-4000-8000-000000000000", i)
-		ann := crio(pod, strings.Repeat(fmt.Sprint(i), 64))
-		if i >= 3 && i <= 5 {
-			ann[e.cfg.MBMAssignmentAnnotation] = "true"
+		if out, err := e.create(fmt.Sprintf("c%d", i), e.proc(), a.annotations(i)); err != nil || out.Action != vocab.Created {
+			t.Fatalf("pod %d: %+v, %v", i, out, err)
 		}
-		e.placed(fmt.Sprintf("c%d", i), ann)
-		a.pods = append(a.pods, pod)
+		a.pods = append(a.pods, fmt.Sprintf("%08d-0000-4000-8000-000000000000", i))
 	}
 	return a
+}
+
+func (a *assignEnv) annotations(i int) map[string]string {
+	ann := crio(fmt.Sprintf("%08d-0000-4000-8000-000000000000", i), strings.Repeat(fmt.Sprint(i), 64))
+	if i >= 3 && i <= 5 {
+		ann[a.cfg.MBMAssignmentAnnotation] = "true"
+	}
+	return ann
 }
 
 // holders are the pods holding both counters in both domains; a pod holding some but not all
@@ -55,7 +61,7 @@ func (a *assignEnv) holders() []int {
 	a.t.Helper()
 	var out []int
 	for i, pod := range a.pods {
-		ga, err := resctrlfs.ReadGroupAssignment(a.sim.Dir, "mon_groups/"+pod)
+		ga, err := a.groupAssignment("mon_groups/" + pod)
 		if err != nil {
 			a.t.Fatal(err)
 		}
@@ -81,11 +87,12 @@ func (a *assignEnv) sweep() {
 	}
 }
 
-func (a *assignEnv) end(i int) {
+// end stops pod i's container (its only one), its processes gone: the pod goes idle, its
+// group kept.
+func (a *assignEnv) end(i int, container string) {
 	a.t.Helper()
-	ann := crio(a.pods[i], strings.Repeat(fmt.Sprint(i), 64))
 	crash(a.t, a.tasks("mon_groups/"+a.pods[i])...)
-	if o := a.stop(fmt.Sprintf("c%d", i), ann); o.Action != "idle" {
+	if o := a.stop(container, a.annotations(i)); o.Action != vocab.Idle {
 		a.t.Fatalf("stop pod %d: %+v", i, o)
 	}
 }
@@ -108,40 +115,47 @@ func (a *assignEnv) since() map[string]map[string]time.Time {
 // then nothing moves over many sweeps; a pod that ends hands its counters on at once.
 func TestCounterPolicy(t *testing.T) {
 	t.Parallel()
-	a := newAssignEnv(t)
-	if got := a.holders(); !slices.Equal(got, []int{0, 1, 2}) {
-		t.Fatalf("after mkdir: pods %v hold counters, want the first three", got)
-	}
-	a.sweep()
-	if got := a.holders(); !slices.Equal(got, []int{0, 1, 2}) {
-		t.Fatalf("within the hold time: pods %v hold counters, want the kernel's 0, 1, 2 kept", got)
-	}
-	a.now = a.now.Add(6 * time.Minute)
-	a.sweep()
-	if got := a.holders(); !slices.Equal(got, []int{3, 4, 5}) {
-		t.Fatalf("past the hold time: pods %v hold counters, want those that asked (3, 4, 5)", got)
-	}
-	before := a.since()
-	a.log.Reset()
-	for range 50 {
-		a.now = a.now.Add(time.Minute)
+	onBoth(t, func(t *testing.T, newEnv newEnvFunc) {
+		a := newAssignEnv(t, newEnv)
+		if got := a.holders(); !slices.Equal(got, []int{0, 1, 2}) {
+			t.Fatalf("after mkdir: pods %v hold counters, want the first three", got)
+		}
 		a.sweep()
-	}
-	if got := a.holders(); !slices.Equal(got, []int{3, 4, 5}) {
-		t.Errorf("after 50 sweeps: pods %v hold counters, want 3, 4, 5", got)
-	}
-	if after := a.since(); !maps.EqualFunc(before, after, func(x, y map[string]time.Time) bool { return maps.EqualFunc(x, y, time.Time.Equal) }) {
-		t.Errorf("50 sweeps with nothing changed reassigned counters: %v, then %v", before, after)
-	}
-	if strings.Contains(a.log.String(), "counter assignment") {
-		t.Errorf("50 sweeps with nothing changed wrote:\n%s", a.log)
-	}
-	a.end(4)
-	a.sweep()
-	got := a.holders()
-	if len(got) != 3 || slices.Contains(got, 4) || !slices.Contains(got, 3) || !slices.Contains(got, 5) {
-		t.Errorf("pod 4 ended: pods %v hold counters, want 3, 5 and one other", got)
-	}
+		if got := a.holders(); !slices.Equal(got, []int{0, 1, 2}) {
+			t.Fatalf("within the hold time: pods %v hold counters, want the kernel's 0, 1, 2 kept", got)
+		}
+		a.now = a.now.Add(6 * time.Minute)
+		a.sweep()
+		if got := a.holders(); !slices.Equal(got, []int{3, 4, 5}) {
+			t.Fatalf("past the hold time: pods %v hold counters, want those that asked (3, 4, 5)", got)
+		}
+		before := a.since()
+		for _, i := range []int{3, 4, 5} {
+			if len(before[a.pods[i]]) != 2 {
+				t.Errorf("pod %d's record says it got counters in %v, want both domains", i, before[a.pods[i]])
+			}
+		}
+		a.log.Reset()
+		for range 50 {
+			a.now = a.now.Add(time.Minute)
+			a.sweep()
+		}
+		if got := a.holders(); !slices.Equal(got, []int{3, 4, 5}) {
+			t.Errorf("after 50 sweeps: pods %v hold counters, want 3, 4, 5", got)
+		}
+		if after := a.since(); !maps.EqualFunc(before, after, func(x, y map[string]time.Time) bool { return maps.EqualFunc(x, y, time.Time.Equal) }) {
+			t.Errorf("50 sweeps with nothing changed reassigned counters: %v, then %v", before, after)
+		}
+		if strings.Contains(a.log.String(), "counter assignment") {
+			t.Errorf("50 sweeps with nothing changed wrote:\n%s", a.log)
+		}
+		a.end(4, "c4")
+		a.sweep()
+		got := a.holders()
+		if len(got) != 3 || slices.Contains(got, 4) || !slices.Contains(got, 3) || !slices.Contains(got, 5) {
+			t.Errorf("pod 4 ended: pods %v hold counters, want 3, 5 and one other", got)
+		}
+	})
 }
 
 // A write the kernel refuses is logged with its reason and lost nothing: the next sweep
@@ -149,60 +163,55 @@ func TestCounterPolicy(t *testing.T) {
 // policy puts the counters where it wants them.
 func TestCounterPolicyFaults(t *testing.T) {
 	t.Parallel()
-	a := newAssignEnv(t)
-	a.now = a.now.Add(6 * time.Minute)
-	a.sweep()
-	a.end(3)
-	for n := 1; n <= 4; n++ { // the first n writes of the handover fail
-		a.log.Reset()
-		a.sim.FailNext(resctrlsim.OpAssignWrite, n, syscall.ENOSPC)
-		a.sweep()
-		if !strings.Contains(a.log.String(), "the kernel refused a write") || !strings.Contains(a.log.String(), "simulated fault in assign-write") {
-			t.Errorf("%d refused writes: the log says\n%s", n, a.log)
-		}
-		a.sim.ClearFaults()
-		a.sweep()
-		got := a.holders()
-		if len(got) != 3 || slices.Contains(got, 3) || !slices.Contains(got, 4) || !slices.Contains(got, 5) {
-			t.Fatalf("%d refused writes, then a sweep: pods %v hold counters, want 4, 5 and one other", n, got)
-		}
-		// Pod 3 again, to hand on once more.
-		ann := crio(a.pods[3], strings.Repeat("3", 64))
-		ann[a.cfg.MBMAssignmentAnnotation] = "true"
-		a.placed(fmt.Sprintf("c3-%d", n), ann)
+	onBoth(t, func(t *testing.T, newEnv newEnvFunc) {
+		a := newAssignEnv(t, newEnv)
 		a.now = a.now.Add(6 * time.Minute)
 		a.sweep()
-		if got := a.holders(); !slices.Equal(got, []int{3, 4, 5}) {
-			t.Fatalf("pod 3 back: pods %v hold counters, want 3, 4, 5", got)
+		a.end(3, "c3")
+		for n := 1; n <= 4; n++ { // the first n writes of the handover fail
+			a.log.Reset()
+			says := a.failAssignWrites(n, syscall.ENOSPC)
+			a.sweep()
+			if !strings.Contains(a.log.String(), "the kernel refused a write") || !strings.Contains(a.log.String(), says) {
+				t.Errorf("%d refused writes: the log says\n%s", n, a.log)
+			}
+			a.clearFaults()
+			a.sweep()
+			got := a.holders()
+			if len(got) != 3 || slices.Contains(got, 3) || !slices.Contains(got, 4) || !slices.Contains(got, 5) {
+				t.Fatalf("%d refused writes, then a sweep: pods %v hold counters, want 4, 5 and one other", n, got)
+			}
+			// Pod 3 again, to hand on once more.
+			c3 := fmt.Sprintf("c3-%d", n)
+			if out, err := a.create(c3, a.proc(), a.annotations(3)); err != nil || out.Action != vocab.Joined {
+				t.Fatalf("pod 3 back: %+v, %v", out, err)
+			}
+			a.now = a.now.Add(6 * time.Minute)
+			a.sweep()
+			if got := a.holders(); !slices.Equal(got, []int{3, 4, 5}) {
+				t.Fatalf("pod 3 back: pods %v hold counters, want 3, 4, 5", got)
+			}
+			a.end(3, c3)
 		}
-		crash(a.t, a.tasks("mon_groups/"+a.pods[3])...)
-		if o := a.stop(fmt.Sprintf("c3-%d", n), ann); o.Action != "idle" {
-			t.Fatalf("stop pod 3: %+v", o)
-		}
-	}
 
-	mode := filepath.Join(a.sim.Dir, "info/L3_MON/mbm_assign_mode")
-	if err := os.WriteFile(mode, []byte("default\n"), 0); err != nil {
-		t.Fatal(err)
-	}
-	a.log.Reset()
-	a.sweep()
-	if strings.Contains(a.log.String(), "counter assignment") {
-		t.Errorf("a sweep in default mode wrote:\n%s", a.log)
-	}
-	if err := os.WriteFile(mode, []byte("mbm_event\n"), 0); err != nil {
-		t.Fatal(err)
-	}
-	a.sweep()
-	// The switch took the root group's counters too: the policy hands them all out.
-	as, err := resctrlfs.ReadAssignment(a.sim.Dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if got := a.holders(); len(got) < 3 || slices.Contains(got, 3) || !slices.Contains(got, 4) || !slices.Contains(got, 5) ||
-		as.Available["0"] >= 2 || as.Available["1"] >= 2 {
-		t.Errorf("mode back to mbm_event: pods %v hold counters and %v are free, want 4, 5 and others, none left free", got, as.Available)
-	}
+		a.switchAssignMode("default")
+		a.log.Reset()
+		a.sweep()
+		if strings.Contains(a.log.String(), "counter assignment") {
+			t.Errorf("a sweep in default mode wrote:\n%s", a.log)
+		}
+		a.switchAssignMode(resctrlfs.AssignModeEvent)
+		a.sweep()
+		// The switch took the root group's counters too: the policy hands them all out.
+		as, err := a.assignment()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := a.holders(); len(got) < 3 || slices.Contains(got, 3) || !slices.Contains(got, 4) || !slices.Contains(got, 5) ||
+			as.Available["0"] >= 2 || as.Available["1"] >= 2 {
+			t.Errorf("mode back to mbm_event: pods %v hold counters and %v are free, want 4, 5 and others, none left free", got, as.Available)
+		}
+	})
 }
 
 // A write refused because the mode was switched away under the sweep (the kernel's mode file

@@ -14,8 +14,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/resctrl-mon/resctrl-mon/lib/cgroup"
 	"github.com/resctrl-mon/resctrl-mon/lib/config"
 	"github.com/resctrl-mon/resctrl-mon/lib/resctrlfs"
+	"github.com/resctrl-mon/resctrl-mon/test/proctest"
 	"github.com/resctrl-mon/resctrl-mon/test/resctrlfake"
 	"github.com/resctrl-mon/resctrl-mon/test/resctrlsim"
 )
@@ -28,11 +30,13 @@ import (
 // there, its RMID, who holds counters) go through the env methods below, each saying how the
 // fake stands for the simulator.
 //
-// Tests whose containers need a cgroup of their own (proctest.Hold: reconcile and a late
-// placement move a container's whole cgroup) skip on both without root: the fake stands
-// for resctrl, not for the cgroup hierarchy. Tests of what only the simulator has stay on
-// it alone: counters that move with CPU time, a kernel that hangs or fails a file
-// operation, the tasks files' descriptors.
+// Tests whose containers need a cgroup of their own (reconcile and a late placement find a
+// container's processes by their cgroups) start them with e.hold: on the simulator in real
+// cgroups (proctest.Hold, root only), on the fake in cgroups of a /proc of the test's own
+// (proctest.FakeProc), which the fake's Manager reads in place of the host's. So every test
+// here that runs on the simulator runs on the fake too, and without root: what only the
+// simulator shows (a kernel that hangs, say) is tested by the front ends that meet it
+// (lib/hook, lib/nriplugin, lib/wrapper, test/e2e).
 
 // newEnvFunc builds a test's env with the simulator's options and an edit of the config.
 type newEnvFunc func(t *testing.T, o resctrlsim.Options, edit func(*config.Config)) *env
@@ -65,6 +69,11 @@ const simDefaultMBMCounters = 32
 // domain, the root group holding its own first, as at mount), and a state and snapshot
 // directory as simenv makes them. Options the fake does not model fail the test: such a
 // test runs on the simulator only.
+//
+// Its Manager reads which cgroup a process is in from a /proc of the test's own
+// (proctest.FakeProc): the processes e.proc starts are where the test process is, as the
+// host's /proc shows them; those e.hold starts are in cgroups of their own, which need no
+// root.
 func newFakeEnvLike(t *testing.T, o resctrlsim.Options, edit func(*config.Config)) *env {
 	t.Helper()
 	rest := o
@@ -99,7 +108,10 @@ func newFakeEnvLike(t *testing.T, o resctrlsim.Options, edit func(*config.Config
 	if edit != nil {
 		edit(&cfg)
 	}
-	return fakeEnv(t, fake, rs, cfg)
+	e := fakeEnv(t, fake, rs, cfg)
+	e.cgproc = proctest.NewFakeProc(t)
+	e.m.cg = cgroup.Host{Proc: e.cgproc.Dir}
+	return e
 }
 
 // fakeEnv is an env whose Manager reaches resctrl through rs, the fake or a wrapper of it.
@@ -295,6 +307,7 @@ func (e *env) otherManager() *Manager {
 	if err != nil {
 		e.t.Fatal(err)
 	}
+	m.cg = e.m.cg // the same node's /proc
 	return m
 }
 
@@ -354,4 +367,82 @@ func (e *env) clearFaults() {
 		return
 	}
 	e.fake.ClearFaults()
+}
+
+// held is a container's init in a cgroup of its own (e.hold), with the children it forked:
+// on the simulator a real cgroup (proctest.Hold), on the fake one of the env's /proc.
+type held struct {
+	Pid      int
+	e        *env
+	children int
+	real     *proctest.Init
+	fake     *proctest.FakeInit
+}
+
+// hold starts a container's init in a cgroup of its own, held before it runs (on the
+// fake it is a sleep from the start: nothing reads what it runs), which forks children
+// more processes once released. It is killed when the test ends.
+func (e *env) hold(children int) *held {
+	e.t.Helper()
+	h := &held{e: e, children: children}
+	if e.cgproc != nil {
+		h.fake = e.cgproc.Hold(e.t, children)
+		h.Pid = h.fake.Pid
+		return h
+	}
+	workload := "sleep 600"
+	if children > 0 {
+		workload = "sh -c '" + strings.Repeat("sleep 600 & ", children) + "echo ready; wait'"
+	}
+	h.real = proctest.Hold(e.t, workload)
+	h.Pid = h.real.Pid
+	return h
+}
+
+// release lets the held init run its workload, and waits until it forked its children.
+func (h *held) release() {
+	h.e.t.Helper()
+	if h.real == nil {
+		return
+	}
+	h.real.Release(h.e.t)
+	if h.children > 0 {
+		h.real.WaitLine(h.e.t, "ready")
+	}
+}
+
+// tasks lists every task in the init's cgroup.
+func (h *held) tasks() []int {
+	h.e.t.Helper()
+	if h.real != nil {
+		return h.real.Tasks(h.e.t)
+	}
+	return h.fake.Tasks(h.e.t)
+}
+
+// join moves another process (the test's, in no cgroup of its own) into the init's cgroup.
+func (h *held) join(pid int) {
+	h.e.t.Helper()
+	if h.real != nil {
+		joinCgroup(h.e.t, h.real.Cgroup, pid)
+		return
+	}
+	h.fake.Join(h.e.t, pid)
+}
+
+// kill ends every process of the init's cgroup.
+func (h *held) kill() {
+	if h.real != nil {
+		h.real.Kill()
+		return
+	}
+	h.fake.Kill()
+}
+
+// cgroupsPath is the init's cgroup as a spec's linux.cgroupsPath names it.
+func (h *held) cgroupsPath() string {
+	if h.real != nil {
+		return strings.TrimPrefix(h.real.Cgroup, "/sys/fs/cgroup/pids")
+	}
+	return h.fake.Cgroup
 }

@@ -9,7 +9,6 @@ import (
 	"github.com/resctrl-mon/resctrl-mon/lib/container"
 	"github.com/resctrl-mon/resctrl-mon/lib/identity"
 	"github.com/resctrl-mon/resctrl-mon/lib/vocab"
-	"github.com/resctrl-mon/resctrl-mon/test/proctest"
 	"github.com/resctrl-mon/resctrl-mon/test/resctrlsim"
 )
 
@@ -60,14 +59,13 @@ func TestLatePlacementMovesTheWholeCgroup(t *testing.T) {
 	t.Parallel()
 	onBoth(t, func(t *testing.T, newEnv newEnvFunc) {
 		e := newEnv(t, resctrlsim.Options{}, nil)
-		in := proctest.Hold(t, "sh -c 'sleep 600 & sleep 600 & echo ready; wait'")
-		in.Release(t)
-		in.WaitLine(t, "ready")
+		in := e.hold(2)
+		in.release()
 		out, err := e.m.Place(Placement{ContainerID: "c1", Pid: in.Pid, Pod: identity.Identity{Runtime: identity.NRI, PodUID: podA, SandboxID: sbA}, Late: true})
 		if err != nil || out.Action != vocab.Created {
 			t.Fatalf("late placement: %+v, %v", out, err)
 		}
-		want := in.Tasks(t)
+		want := in.tasks()
 		got := e.tasks("mon_groups/" + podA)
 		for _, tid := range want {
 			if !slices.Contains(got, tid) {
@@ -117,9 +115,9 @@ func TestReconcileWithGivenIdentity(t *testing.T) {
 	t.Parallel()
 	onBoth(t, func(t *testing.T, newEnv newEnvFunc) {
 		e := newEnv(t, resctrlsim.Options{}, nil)
-		in := proctest.Hold(t, "sleep 600")
-		in.Release(t)
-		sandbox := proctest.Hold(t, "sleep 600")
+		in := e.hold(0)
+		in.release()
+		sandbox := e.hold(0)
 		idn := identity.Identity{Runtime: identity.NRI, PodUID: podA, SandboxID: sbA, Namespace: "default", PodName: "web"}
 		sbIdn := idn
 		sbIdn.Sandbox = true

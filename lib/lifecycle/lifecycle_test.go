@@ -20,6 +20,7 @@ import (
 	"github.com/resctrl-mon/resctrl-mon/lib/resctrlfs"
 	"github.com/resctrl-mon/resctrl-mon/lib/snapshot"
 	"github.com/resctrl-mon/resctrl-mon/lib/vocab"
+	"github.com/resctrl-mon/resctrl-mon/test/proctest"
 	"github.com/resctrl-mon/resctrl-mon/test/resctrlfake"
 	"github.com/resctrl-mon/resctrl-mon/test/resctrlsim"
 	"github.com/resctrl-mon/resctrl-mon/test/simenv"
@@ -45,6 +46,9 @@ type env struct {
 	cfg  config.Config
 	m    *Manager
 	now  time.Time
+	// cgproc is the /proc the fake's Manager reads cgroups from (nil on the simulator,
+	// whose Manager reads the host's): see newFakeEnvLike.
+	cgproc *proctest.FakeProc
 
 	mu   sync.Mutex
 	pids []int // the processes proc started
@@ -76,6 +80,9 @@ func (e *env) proc() int {
 		e.t.Fatal(err)
 	}
 	e.t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
+	if e.cgproc != nil {
+		e.cgproc.Inherit(e.t, cmd.Process.Pid)
+	}
 	e.mu.Lock()
 	e.pids = append(e.pids, cmd.Process.Pid)
 	e.mu.Unlock()

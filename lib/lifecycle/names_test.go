@@ -7,7 +7,6 @@ import (
 
 	"github.com/resctrl-mon/resctrl-mon/lib/container"
 	"github.com/resctrl-mon/resctrl-mon/lib/identity"
-	"github.com/resctrl-mon/resctrl-mon/test/proctest"
 	"github.com/resctrl-mon/resctrl-mon/test/resctrlsim"
 )
 
@@ -56,7 +55,7 @@ func TestReconcileRecordsContainerNames(t *testing.T) {
 	onBoth(t, func(t *testing.T, newEnv newEnvFunc) {
 		e := newEnv(t, resctrlsim.Options{}, nil)
 		// Each in a cgroup of its own, as containers are: reconcile moves a cgroup's tasks.
-		hold := func() int { in := proctest.Hold(t, "sleep 600"); in.Release(t); return in.Pid }
+		hold := func() int { in := e.hold(0); in.release(); return in.Pid }
 		pid := hold()
 		idn := identity.Identity{Runtime: identity.NRI, PodUID: podA, SandboxID: sbA, Namespace: "default", PodName: "web"}
 		if _, err := e.m.Place(Placement{ContainerID: "c1", Pid: pid, Pod: idn}); err != nil {

@@ -13,7 +13,6 @@ import (
 	"github.com/resctrl-mon/resctrl-mon/lib/identity"
 	"github.com/resctrl-mon/resctrl-mon/lib/snapshot"
 	"github.com/resctrl-mon/resctrl-mon/lib/vocab"
-	"github.com/resctrl-mon/resctrl-mon/test/proctest"
 	"github.com/resctrl-mon/resctrl-mon/test/resctrlsim"
 )
 
@@ -280,8 +279,8 @@ func TestReconcileReclaims(t *testing.T) {
 			c.end(n, pid)
 			c.now = c.now.Add(time.Second)
 		}
-		in := proctest.Hold(t, "sleep 600")
-		in.Release(t)
+		in := c.hold(0)
+		in.release()
 		idn := identity.Identity{Runtime: identity.NRI, PodUID: podN(9), SandboxID: sbN(9), Namespace: "default", PodName: "late"}
 		acts, err := c.m.Reconcile([]container.Container{{ID: "c9", Pid: in.Pid, Pod: &idn}}, ReconcileOptions{})
 		if err != nil || len(acts) != 2 || acts[0].Action != vocab.Reclaimed || acts[0].Group != "mon_groups/"+podN(1) || acts[1].Action != vocab.Created {

@@ -8,7 +8,6 @@ import (
 	"github.com/resctrl-mon/resctrl-mon/lib/container"
 	"github.com/resctrl-mon/resctrl-mon/lib/identity"
 	"github.com/resctrl-mon/resctrl-mon/lib/vocab"
-	"github.com/resctrl-mon/resctrl-mon/test/proctest"
 	"github.com/resctrl-mon/resctrl-mon/test/resctrlsim"
 )
 
@@ -30,8 +29,8 @@ func TestReconcileLeavesPeersGroup(t *testing.T) {
 	t.Parallel()
 	onBoth(t, func(t *testing.T, newEnv newEnvFunc) {
 		e := newEnv(t, resctrlsim.Options{}, func(c *config.Config) { c.Retention = 0 })
-		in := proctest.Hold(t, "sleep 600")
-		in.Release(t)
+		in := e.hold(0)
+		in.release()
 		g := e.peersGroup(podA, in.Pid)
 		idn := identity.Identity{Runtime: identity.NRI, PodUID: podA, SandboxID: sbA, Namespace: "default", PodName: "web"}
 		live := []container.Container{{ID: "c1", Pid: in.Pid, Pod: &idn}}
@@ -44,7 +43,7 @@ func TestReconcileLeavesPeersGroup(t *testing.T) {
 		if _, owned, _ := e.m.store.Load(podA); owned {
 			t.Errorf("the peer's group was recorded as ours")
 		}
-		in.Kill()
+		in.kill()
 		if acts, err := e.m.Reconcile(nil, ReconcileOptions{}); err != nil || len(acts) != 0 {
 			t.Errorf("reconcile after the pod ended: %+v, %v; want nothing done", acts, err)
 		}
@@ -60,16 +59,16 @@ func TestReconcileAdopt(t *testing.T) {
 	t.Parallel()
 	onBoth(t, func(t *testing.T, newEnv newEnvFunc) {
 		e := newEnv(t, resctrlsim.Options{}, func(c *config.Config) { c.Retention = 0 })
-		in := proctest.Hold(t, "sleep 600")
-		in.Release(t)
+		in := e.hold(0)
+		in.release()
 		g := e.peersGroup(podA, in.Pid)
 		other := e.proc()
 		gB := e.peersGroup(podB, other) // holds none of its pod's tasks
 		pod := func(uid, sb string) *identity.Identity {
 			return &identity.Identity{Runtime: identity.NRI, PodUID: uid, SandboxID: sb, Namespace: "default", PodName: "web"}
 		}
-		b := proctest.Hold(t, "sleep 600")
-		b.Release(t)
+		b := e.hold(0)
+		b.release()
 		live := []container.Container{{ID: "c1", Pid: in.Pid, Pod: pod(podA, sbA)}, {ID: "c2", Pid: b.Pid, Pod: pod(podB, sbB)}}
 		acts, err := e.m.Reconcile(live, ReconcileOptions{Adopt: true})
 		if err != nil || !slices.ContainsFunc(acts, func(s Step) bool { return s.Action == vocab.Adopted && s.Group == g }) ||
@@ -79,7 +78,7 @@ func TestReconcileAdopt(t *testing.T) {
 		if acts, err := e.m.Reconcile(live, ReconcileOptions{}); err != nil || len(acts) != 1 || acts[0].Group != gB {
 			t.Errorf("second reconcile: %+v, %v; want only %s refused again", acts, err, gB)
 		}
-		in.Kill()
+		in.kill()
 		if _, err := e.m.Reconcile(live[1:], ReconcileOptions{}); err != nil {
 			t.Fatal(err)
 		}

@@ -26,8 +26,8 @@ func TestReconcileChecksCgroupAtWrite(t *testing.T) {
 	t.Parallel()
 	onBoth(t, func(t *testing.T, newEnv newEnvFunc) {
 		e := newEnv(t, resctrlsim.Options{}, nil)
-		in := proctest.Hold(t, "sleep 600")
-		in.Release(t)
+		in := e.hold(0)
+		in.release()
 		idn := identity.Identity{Runtime: identity.NRI, PodUID: podA, SandboxID: sbA, Namespace: "default", PodName: "web"}
 		live := []container.Container{{ID: "c1", Pid: in.Pid, Pod: &idn}}
 		if _, err := e.m.Reconcile(live, ReconcileOptions{}); err != nil {
@@ -36,8 +36,8 @@ func TestReconcileChecksCgroupAtWrite(t *testing.T) {
 		// A second process of the container that nobody placed (an exec), and another pod's
 		// container whose cgroup it will be in by the time reconcile writes.
 		extra := proctest.Start(t, proctest.Sleep)
-		joinCgroup(t, in.Cgroup, extra)
-		other := proctest.Hold(t, "sleep 600")
+		in.join(extra)
+		other := e.hold(0)
 
 		held, release := make(chan struct{}), make(chan struct{})
 		go func() {
@@ -58,7 +58,7 @@ func TestReconcileChecksCgroupAtWrite(t *testing.T) {
 			done <- result{acts, err}
 		}()
 		waitLockWaiter(t, filepath.Join(e.cfg.StateDir, "locks", podA+".lock"))
-		joinCgroup(t, other.Cgroup, extra)
+		other.join(extra)
 		close(release)
 		r := <-done
 		if r.err != nil {

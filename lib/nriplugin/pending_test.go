@@ -43,7 +43,10 @@ func TestPendingPodCompletedWhenAPodEnds(t *testing.T) {
 			e.rt.removeContainer(pa, ctrA)
 			e.rt.removePod(pa)
 			group := "mon_groups/" + uidB
-			if err := pollFor(10*time.Second, func() bool { return e.exists(group) && slices.Contains(e.tasks(group), inB.Pid) }); err != nil {
+			// The completion moves the pod's tasks in, then commits its record: wait for both.
+			if err := pollFor(10*time.Second, func() bool {
+				return e.exists(group) && slices.Contains(e.tasks(group), inB.Pid) && e.record(uidB).Pending == ""
+			}); err != nil {
 				t.Fatalf("the pending pod after another pod's end: %v", err)
 			}
 			if rec := e.record(uidB); rec.Pending != "" || !rec.LateAssigned {

@@ -106,83 +106,87 @@ func TestPodLifecycle(t *testing.T) {
 // kubelet re-creates keeps the RMID; the timer's sweep removes it once the window passed.
 func TestRetentionAndSweepTimer(t *testing.T) {
 	t.Parallel()
-	// Long enough for a loaded machine to start the next container within it (2 s was not,
-	// once, under -race beside a profiled benchmark).
-	e := newEnv(t, func(c *config.Config) { c.Retention = config.Duration(5 * time.Second) })
-	e.startAdapter(Options{SweepEvery: 50 * time.Millisecond})
-	p := pod(uidA, sbA, "default", "web")
-	e.rt.runPod(p)
-	group := "mon_groups/" + uidA
-	in := proctest.Hold(t, "sleep 600")
-	ctr := &api.Container{Id: "c1"}
-	if err := e.rt.start(p, ctr, uint32(in.Pid), in); err != nil {
-		t.Fatal(err)
-	}
-	rmid := e.sim.RMID(group)
-	in.Kill()
-	e.rt.stopContainer(p, ctr)
-	e.rt.removeContainer(p, ctr)
-	in2 := proctest.Hold(t, "sleep 600")
-	ctr2 := &api.Container{Id: "c2"}
-	if err := e.rt.start(p, ctr2, uint32(in2.Pid), in2); err != nil {
-		t.Fatal(err)
-	}
-	if got := e.sim.RMID(group); got != rmid {
-		t.Fatalf("RMID %d after a restart within the window, want %d", got, rmid)
-	}
-	in2.Kill()
-	e.rt.stopContainer(p, ctr2)
-	deadline := time.Now().Add(10 * time.Second)
-	for e.exists(group) {
-		if time.Now().After(deadline) {
-			t.Fatalf("the timer's sweep did not remove the idle group")
+	onBoth(t, func(t *testing.T, newEnv newEnvFunc) {
+		// Long enough for a loaded machine to start the next container within it (2 s was not,
+		// once, under -race beside a profiled benchmark).
+		e := newEnv(t, resctrlsim.Options{}, func(c *config.Config) { c.Retention = config.Duration(5 * time.Second) })
+		e.startAdapter(Options{SweepEvery: 50 * time.Millisecond})
+		p := pod(uidA, sbA, "default", "web")
+		e.rt.runPod(p)
+		group := "mon_groups/" + uidA
+		in := proctest.Hold(t, "sleep 600")
+		ctr := &api.Container{Id: "c1"}
+		if err := e.rt.start(p, ctr, uint32(in.Pid), in); err != nil {
+			t.Fatal(err)
 		}
-		time.Sleep(20 * time.Millisecond)
-	}
+		rmid := e.rmid(group)
+		in.Kill()
+		e.rt.stopContainer(p, ctr)
+		e.rt.removeContainer(p, ctr)
+		in2 := proctest.Hold(t, "sleep 600")
+		ctr2 := &api.Container{Id: "c2"}
+		if err := e.rt.start(p, ctr2, uint32(in2.Pid), in2); err != nil {
+			t.Fatal(err)
+		}
+		if got := e.rmid(group); got != rmid {
+			t.Fatalf("RMID %d after a restart within the window, want %d", got, rmid)
+		}
+		in2.Kill()
+		e.rt.stopContainer(p, ctr2)
+		deadline := time.Now().Add(10 * time.Second)
+		for e.exists(group) {
+			if time.Now().After(deadline) {
+				t.Fatalf("the timer's sweep did not remove the idle group")
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+	})
 }
 
 // No pid at StartContainer (CRI-O before 1.36): the container is placed at
 // PostStartContainer, every task of its cgroup, and the pod is marked late-assigned.
 func TestPostStartFallback(t *testing.T) {
 	t.Parallel()
-	e := newEnv(t, nil)
-	a := e.startAdapter(Options{})
-	p := pod(uidA, sbA, "default", "web")
-	e.rt.runPod(p)
-	in := lateInit(t)
-	ctr := &api.Container{Id: "c1"}
-	// The pid comes only at PostStartContainer; the workload has forked by then.
-	if err := e.rt.sendStart(p, ctr); err != nil {
-		t.Fatal(err)
-	}
-	if e.exists("mon_groups/" + uidA) {
-		t.Fatalf("a group was made without a pid")
-	}
-	in.Release(t)
-	in.WaitLine(t, "ready")
-	in.WaitTasks(t, lateTasks)
-	ctr.Pid = uint32(in.Pid)
-	if err := e.rt.sendPostStart(p, ctr); err != nil {
-		t.Fatal(err)
-	}
-	e.placed("mon_groups/"+uidA, in)
-	rec := e.record(uidA)
-	if !rec.LateAssigned {
-		t.Errorf("not marked late-assigned: %+v", rec)
-	}
-	// Placed on time, PostStartContainer does nothing more: the pod is not late.
-	in2 := proctest.Hold(t, "sleep 600")
-	p2 := pod(uidB, sbB, "default", "db")
-	e.rt.runPod(p2)
-	if err := e.rt.start(p2, &api.Container{Id: "c2"}, uint32(in2.Pid), in2); err != nil {
-		t.Fatal(err)
-	}
-	if rec := e.record(uidB); rec.LateAssigned || len(rec.Containers) != 1 {
-		t.Errorf("a container placed at StartContainer: %+v", rec)
-	}
-	if err := a.stop(); err != nil {
-		t.Errorf("adapter stopped with %v", err)
-	}
+	onBoth(t, func(t *testing.T, newEnv newEnvFunc) {
+		e := newEnv(t, resctrlsim.Options{}, nil)
+		a := e.startAdapter(Options{})
+		p := pod(uidA, sbA, "default", "web")
+		e.rt.runPod(p)
+		in := lateInit(t)
+		ctr := &api.Container{Id: "c1"}
+		// The pid comes only at PostStartContainer; the workload has forked by then.
+		if err := e.rt.sendStart(p, ctr); err != nil {
+			t.Fatal(err)
+		}
+		if e.exists("mon_groups/" + uidA) {
+			t.Fatalf("a group was made without a pid")
+		}
+		in.Release(t)
+		in.WaitLine(t, "ready")
+		in.WaitTasks(t, lateTasks)
+		ctr.Pid = uint32(in.Pid)
+		if err := e.rt.sendPostStart(p, ctr); err != nil {
+			t.Fatal(err)
+		}
+		e.placed("mon_groups/"+uidA, in)
+		rec := e.record(uidA)
+		if !rec.LateAssigned {
+			t.Errorf("not marked late-assigned: %+v", rec)
+		}
+		// Placed on time, PostStartContainer does nothing more: the pod is not late.
+		in2 := proctest.Hold(t, "sleep 600")
+		p2 := pod(uidB, sbB, "default", "db")
+		e.rt.runPod(p2)
+		if err := e.rt.start(p2, &api.Container{Id: "c2"}, uint32(in2.Pid), in2); err != nil {
+			t.Fatal(err)
+		}
+		if rec := e.record(uidB); rec.LateAssigned || len(rec.Containers) != 1 {
+			t.Errorf("a container placed at StartContainer: %+v", rec)
+		}
+		if err := a.stop(); err != nil {
+			t.Errorf("adapter stopped with %v", err)
+		}
+	})
 }
 
 // What NRI sends twice is done once: PostStartContainer after StartContainer placed the
@@ -190,43 +194,45 @@ func TestPostStartFallback(t *testing.T) {
 // count no outcome of their own; after a restart (nothing remembered) the registry answers.
 func TestTwiceSentEventsDoneOnce(t *testing.T) {
 	t.Parallel()
-	e := newEnv(t, nil)
-	a := e.startAdapter(Options{})
-	p := pod(uidA, sbA, "default", "web")
-	e.rt.runPod(p)
-	ids := []string{"c1", "c2"}
-	for _, id := range ids {
-		in := proctest.Hold(t, "sleep 600")
-		if err := e.rt.start(p, &api.Container{Id: id}, uint32(in.Pid), in); err != nil {
+	onBoth(t, func(t *testing.T, newEnv newEnvFunc) {
+		e := newEnv(t, resctrlsim.Options{}, nil)
+		a := e.startAdapter(Options{})
+		p := pod(uidA, sbA, "default", "web")
+		e.rt.runPod(p)
+		ids := []string{"c1", "c2"}
+		for _, id := range ids {
+			in := proctest.Hold(t, "sleep 600")
+			if err := e.rt.start(p, &api.Container{Id: id}, uint32(in.Pid), in); err != nil {
+				t.Fatal(err)
+			}
+		}
+		e.rt.stopContainer(p, &api.Container{Id: "c1"})
+		e.rt.removeContainer(p, &api.Container{Id: "c1"})
+		counts, err := e.manager().Store().Counts()
+		if err != nil {
 			t.Fatal(err)
 		}
-	}
-	e.rt.stopContainer(p, &api.Container{Id: "c1"})
-	e.rt.removeContainer(p, &api.Container{Id: "c1"})
-	counts, err := e.manager().Store().Counts()
-	if err != nil {
-		t.Fatal(err)
-	}
-	want := map[string]uint64{"adapter.created": 1, "adapter.joined": 1, "adapter.left": 1}
-	for name, n := range counts {
-		if strings.HasPrefix(name, "adapter.") && n != want[name] {
-			t.Errorf("%s counted %d, want %d (all: %v)", name, n, want[name], counts)
+		want := map[string]uint64{"adapter.created": 1, "adapter.joined": 1, "adapter.left": 1}
+		for name, n := range counts {
+			if strings.HasPrefix(name, "adapter.") && n != want[name] {
+				t.Errorf("%s counted %d, want %d (all: %v)", name, n, want[name], counts)
+			}
 		}
-	}
-	// The adapter restarts between c2's stop and its removal: the removal goes to the
-	// registry, which says the departure was made.
-	e.rt.stopContainer(p, &api.Container{Id: "c2"})
-	if err := a.stop(); err != nil {
-		t.Fatal(err)
-	}
-	a = e.startAdapter(Options{})
-	e.rt.removeContainer(p, &api.Container{Id: "c2"})
-	if rec := e.record(uidA); len(rec.Containers) != 0 || rec.IdleSince == nil {
-		t.Errorf("after both departures: %+v", rec)
-	}
-	if err := a.stop(); err != nil {
-		t.Errorf("adapter stopped with %v", err)
-	}
+		// The adapter restarts between c2's stop and its removal: the removal goes to the
+		// registry, which says the departure was made.
+		e.rt.stopContainer(p, &api.Container{Id: "c2"})
+		if err := a.stop(); err != nil {
+			t.Fatal(err)
+		}
+		a = e.startAdapter(Options{})
+		e.rt.removeContainer(p, &api.Container{Id: "c2"})
+		if rec := e.record(uidA); len(rec.Containers) != 0 || rec.IdleSince == nil {
+			t.Errorf("after both departures: %+v", rec)
+		}
+		if err := a.stop(); err != nil {
+			t.Errorf("adapter stopped with %v", err)
+		}
+	})
 }
 
 // No pid at StartContainer, as CRI-O 1.34's NRI sends it, but the container's cgroupsPath:
@@ -274,16 +280,6 @@ func lateInit(t *testing.T) *proctest.Init {
 }
 
 const lateTasks = 4
-
-// manager opens the state the adapter and the hook share, as another front end would.
-func (e *env) manager() *lifecycle.Manager {
-	e.t.Helper()
-	m, err := lifecycle.New(e.cfg, discard())
-	if err != nil {
-		e.t.Fatal(err)
-	}
-	return m
-}
 
 // placeAsHook places a container as the OCI hook does on the same node: its pod from the
 // spec's annotations, its init's pid.
@@ -375,32 +371,34 @@ func TestRestartAndMissedEvents(t *testing.T) {
 // with ErrRuntimeGone, and the binary exits 1 for its supervisor to restart it.
 func TestRuntimeGone(t *testing.T) {
 	t.Parallel()
-	e := newEnv(t, nil)
-	sock, drop := proxy(t, e.rt.sock)
-	p, err := New(e.cfg, discard())
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	done := make(chan error, 1)
-	go func() { done <- p.Run(ctx, Options{Socket: sock, SweepEvery: time.Hour}) }()
-	select {
-	case <-e.rt.synced:
-	case err := <-done:
-		t.Fatalf("the adapter stopped before it synchronised: %v", err)
-	case <-time.After(syncDeadline):
-		t.Fatal("the adapter did not synchronise")
-	}
-	drop()
-	select {
-	case err := <-done:
-		if !errors.Is(err, ErrRuntimeGone) {
-			t.Errorf("Run returned %v, want ErrRuntimeGone", err)
+	onBoth(t, func(t *testing.T, newEnv newEnvFunc) {
+		e := newEnv(t, resctrlsim.Options{}, nil)
+		sock, drop := proxy(t, e.rt.sock)
+		p, err := e.newPlugin(e.cfg, discard())
+		if err != nil {
+			t.Fatal(err)
 		}
-	case <-time.After(syncDeadline):
-		t.Fatal("the adapter did not notice the runtime went")
-	}
+		ctx, cancel := context.WithCancel(context.Background())
+		defer cancel()
+		done := make(chan error, 1)
+		go func() { done <- p.Run(ctx, Options{Socket: sock, SweepEvery: time.Hour}) }()
+		select {
+		case <-e.rt.synced:
+		case err := <-done:
+			t.Fatalf("the adapter stopped before it synchronised: %v", err)
+		case <-time.After(syncDeadline):
+			t.Fatal("the adapter did not synchronise")
+		}
+		drop()
+		select {
+		case err := <-done:
+			if !errors.Is(err, ErrRuntimeGone) {
+				t.Errorf("Run returned %v, want ErrRuntimeGone", err)
+			}
+		case <-time.After(syncDeadline):
+			t.Fatal("the adapter did not notice the runtime went")
+		}
+	})
 }
 
 // proxy relays a unix socket to target; drop closes every relayed connection, as the death
@@ -449,32 +447,34 @@ func proxy(t *testing.T, target string) (sock string, drop func()) {
 // the registration and leaves the adapter's own in place.
 func TestBadConfig(t *testing.T) {
 	t.Parallel()
-	e := newEnv(t, nil)
-	bad := e.cfg
-	bad.PodSelector = "app in (web)"
-	if _, err := New(bad, discard()); err == nil || !strings.Contains(err.Error(), "podSelector") {
-		t.Errorf("New with a bad podSelector: %v", err)
-	}
-	p, err := New(e.cfg, discard())
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := p.Configure(context.Background(), "retention: -1m\n", "containerd", "v2.4.2"); err == nil || !strings.Contains(err.Error(), "retention") {
-		t.Errorf("Configure with a bad config: %v", err)
-	}
-	if _, err := p.Configure(context.Background(), "no such key: 1\n", "containerd", "v2.4.2"); err == nil {
-		t.Errorf("Configure with an unknown key succeeded")
-	}
-	if cfg, _, _ := p.current(); cfg.Retention != e.cfg.Retention {
-		t.Errorf("a refused config was applied")
-	}
-	good := "resctrlRoot: " + e.cfg.ResctrlRoot + "\nresctrlSimulator: true\nstateDir: " + e.cfg.StateDir + "\nretention: 2m\nnamespaces: {exclude: [kube-system]}\n"
-	if _, err := p.Configure(context.Background(), good, "containerd", "v2.4.2"); err != nil {
-		t.Fatal(err)
-	}
-	if cfg, _, _ := p.current(); time.Duration(cfg.Retention) != 2*time.Minute || !slices.Equal(cfg.Namespaces.Exclude, []string{"kube-system"}) {
-		t.Errorf("pushed config not applied: %+v", cfg)
-	}
+	onBoth(t, func(t *testing.T, newEnv newEnvFunc) {
+		e := newEnv(t, resctrlsim.Options{}, nil)
+		bad := e.cfg
+		bad.PodSelector = "app in (web)"
+		if _, err := e.newPlugin(bad, discard()); err == nil || !strings.Contains(err.Error(), "podSelector") {
+			t.Errorf("New with a bad podSelector: %v", err)
+		}
+		p, err := e.newPlugin(e.cfg, discard())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := p.Configure(context.Background(), "retention: -1m\n", "containerd", "v2.4.2"); err == nil || !strings.Contains(err.Error(), "retention") {
+			t.Errorf("Configure with a bad config: %v", err)
+		}
+		if _, err := p.Configure(context.Background(), "no such key: 1\n", "containerd", "v2.4.2"); err == nil {
+			t.Errorf("Configure with an unknown key succeeded")
+		}
+		if cfg, _, _ := p.current(); cfg.Retention != e.cfg.Retention {
+			t.Errorf("a refused config was applied")
+		}
+		good := "resctrlRoot: " + e.cfg.ResctrlRoot + "\nresctrlSimulator: true\nstateDir: " + e.cfg.StateDir + "\nretention: 2m\nnamespaces: {exclude: [kube-system]}\n"
+		if _, err := p.Configure(context.Background(), good, "containerd", "v2.4.2"); err != nil {
+			t.Fatal(err)
+		}
+		if cfg, _, _ := p.current(); time.Duration(cfg.Retention) != 2*time.Minute || !slices.Equal(cfg.Namespaces.Exclude, []string{"kube-system"}) {
+			t.Errorf("pushed config not applied: %+v", cfg)
+		}
+	})
 }
 
 // Filters: an excluded namespace, an opt-out annotation on the pod, and a pod the label
@@ -482,33 +482,35 @@ func TestBadConfig(t *testing.T) {
 // fail-closed policy, not started.
 func TestFiltersAndRefusals(t *testing.T) {
 	t.Parallel()
-	e := newEnv(t, func(c *config.Config) {
-		c.Namespaces.Exclude = []string{"kube-system"}
-		c.PodSelector = "app!=skipme"
-		c.FailurePolicy = config.FailClosed
-	})
-	e.startAdapter(Options{})
-	for name, p := range map[string]*api.PodSandbox{
-		"excluded namespace": pod(uidA, sbA, "kube-system", "dns"),
-		"opted out": {Id: sbB, Uid: uidB, Namespace: "default", Name: "quiet",
-			Annotations: map[string]string{"resctrl-mon.io/disable": "true"}},
-		"not selected": pod("33333333-3333-4333-8333-333333333333", strings.Repeat("d", 64), "default", "skipme"),
-	} {
-		e.rt.runPod(p)
+	onBoth(t, func(t *testing.T, newEnv newEnvFunc) {
+		e := newEnv(t, resctrlsim.Options{}, func(c *config.Config) {
+			c.Namespaces.Exclude = []string{"kube-system"}
+			c.PodSelector = "app!=skipme"
+			c.FailurePolicy = config.FailClosed
+		})
+		e.startAdapter(Options{})
+		for name, p := range map[string]*api.PodSandbox{
+			"excluded namespace": pod(uidA, sbA, "kube-system", "dns"),
+			"opted out": {Id: sbB, Uid: uidB, Namespace: "default", Name: "quiet",
+				Annotations: map[string]string{"resctrl-mon.io/disable": "true"}},
+			"not selected": pod("33333333-3333-4333-8333-333333333333", strings.Repeat("d", 64), "default", "skipme"),
+		} {
+			e.rt.runPod(p)
+			in := proctest.Hold(t, "sleep 600")
+			if err := e.rt.start(p, &api.Container{Id: "c-" + p.Name}, uint32(in.Pid), in); err != nil {
+				t.Errorf("%s: %v", name, err)
+			}
+			if g := "mon_groups/" + identityUID(p); e.exists(g) {
+				t.Errorf("%s: group %s made", name, g)
+			}
+		}
+		bad := &api.PodSandbox{Id: strings.Repeat("e", 64), Uid: "not-a-uid", Namespace: "default", Name: "bad"}
+		e.rt.runPod(bad)
 		in := proctest.Hold(t, "sleep 600")
-		if err := e.rt.start(p, &api.Container{Id: "c-" + p.Name}, uint32(in.Pid), in); err != nil {
-			t.Errorf("%s: %v", name, err)
+		if err := e.rt.start(bad, &api.Container{Id: "c-bad"}, uint32(in.Pid), in); err == nil || !strings.Contains(err.Error(), "not started") {
+			t.Errorf("a pod with a bad UID under failurePolicy closed: %v", err)
 		}
-		if g := "mon_groups/" + identityUID(p); e.exists(g) {
-			t.Errorf("%s: group %s made", name, g)
-		}
-	}
-	bad := &api.PodSandbox{Id: strings.Repeat("e", 64), Uid: "not-a-uid", Namespace: "default", Name: "bad"}
-	e.rt.runPod(bad)
-	in := proctest.Hold(t, "sleep 600")
-	if err := e.rt.start(bad, &api.Container{Id: "c-bad"}, uint32(in.Pid), in); err == nil || !strings.Contains(err.Error(), "not started") {
-		t.Errorf("a pod with a bad UID under failurePolicy closed: %v", err)
-	}
+	})
 }
 
 func identityUID(p *api.PodSandbox) string {
@@ -603,18 +605,20 @@ func TestPreRegistered(t *testing.T) {
 // fails its registration saying why.
 func TestUnconfiguredRefusesToRegister(t *testing.T) {
 	t.Parallel()
-	e := newEnv(t, nil)
-	why := errors.New("config key \"resctrlRoot\": not a resctrl mount")
-	p := Unconfigured(discard(), why)
-	a := e.run(p, Options{})
-	select {
-	case err := <-a.done:
-		if err == nil || !strings.Contains(err.Error(), "resctrlRoot") {
-			t.Errorf("Run returned %v, want the reason", err)
+	onBoth(t, func(t *testing.T, newEnv newEnvFunc) {
+		e := newEnv(t, resctrlsim.Options{}, nil)
+		why := errors.New("config key \"resctrlRoot\": not a resctrl mount")
+		p := Unconfigured(discard(), why)
+		a := e.run(p, Options{})
+		select {
+		case err := <-a.done:
+			if err == nil || !strings.Contains(err.Error(), "resctrlRoot") {
+				t.Errorf("Run returned %v, want the reason", err)
+			}
+		case <-time.After(syncDeadline):
+			t.Fatal("an adapter without configuration registered")
 		}
-	case <-time.After(syncDeadline):
-		t.Fatal("an adapter without configuration registered")
-	}
+	})
 }
 
 // No free RMID: under failurePolicy open the container starts and its pod is recorded as
@@ -622,50 +626,52 @@ func TestUnconfiguredRefusesToRegister(t *testing.T) {
 // RMID is free; under closed the container does not start.
 func TestRMIDExhaustion(t *testing.T) {
 	t.Parallel()
-	for _, policy := range []config.FailurePolicy{config.FailOpen, config.FailClosed} {
-		t.Run(string(policy), func(t *testing.T) {
-			t.Parallel()
-			// RMID 0 is the root's and the foreign group holds one: one pod fits.
-			e := newEnvSim(t, resctrlsim.Options{NumRMIDs: 3}, func(c *config.Config) { c.FailurePolicy = policy })
-			e.startAdapter(Options{})
-			pa, pb := pod(uidA, sbA, "default", "first"), pod(uidB, sbB, "default", "second")
-			e.rt.runPod(pa)
-			e.rt.runPod(pb)
-			inA := proctest.Hold(t, "sleep 600")
-			ctrA := &api.Container{Id: "ca"}
-			if err := e.rt.start(pa, ctrA, uint32(inA.Pid), inA); err != nil {
-				t.Fatal(err)
-			}
-			inB := proctest.Hold(t, "sleep 600")
-			err := e.rt.start(pb, &api.Container{Id: "cb"}, uint32(inB.Pid), inB)
-			if policy == config.FailClosed {
-				if err == nil || !strings.Contains(err.Error(), "no free RMID") {
-					t.Fatalf("fail-closed start without an RMID: %v", err)
+	onBoth(t, func(t *testing.T, newEnv newEnvFunc) {
+		for _, policy := range []config.FailurePolicy{config.FailOpen, config.FailClosed} {
+			t.Run(string(policy), func(t *testing.T) {
+				t.Parallel()
+				// RMID 0 is the root's and the foreign group holds one: one pod fits.
+				e := newEnv(t, resctrlsim.Options{NumRMIDs: 3}, func(c *config.Config) { c.FailurePolicy = policy })
+				e.startAdapter(Options{})
+				pa, pb := pod(uidA, sbA, "default", "first"), pod(uidB, sbB, "default", "second")
+				e.rt.runPod(pa)
+				e.rt.runPod(pb)
+				inA := proctest.Hold(t, "sleep 600")
+				ctrA := &api.Container{Id: "ca"}
+				if err := e.rt.start(pa, ctrA, uint32(inA.Pid), inA); err != nil {
+					t.Fatal(err)
 				}
-				return
-			}
-			if err != nil {
-				t.Fatalf("fail-open start without an RMID: %v", err)
-			}
-			if rec := e.record(uidB); rec.Pending == "" {
-				t.Fatalf("the pod without an RMID is not pending: %+v", rec)
-			}
-			// The first pod ends; the second's next container gets the freed RMID, and the
-			// first container, which ran outside, is moved in.
-			inA.Kill()
-			e.rt.stopContainer(pa, ctrA)
-			e.rt.removeContainer(pa, ctrA)
-			e.rt.removePod(pa)
-			inB2 := proctest.Hold(t, "sleep 600")
-			if err := e.rt.start(pb, &api.Container{Id: "cb2"}, uint32(inB2.Pid), inB2); err != nil {
-				t.Fatal(err)
-			}
-			e.placed("mon_groups/"+uidB, inB, inB2)
-			if rec := e.record(uidB); rec.Pending != "" || !rec.LateAssigned {
-				t.Errorf("completed pod: %+v; want not pending, late-assigned", rec)
-			}
-		})
-	}
+				inB := proctest.Hold(t, "sleep 600")
+				err := e.rt.start(pb, &api.Container{Id: "cb"}, uint32(inB.Pid), inB)
+				if policy == config.FailClosed {
+					if err == nil || !strings.Contains(err.Error(), "no free RMID") {
+						t.Fatalf("fail-closed start without an RMID: %v", err)
+					}
+					return
+				}
+				if err != nil {
+					t.Fatalf("fail-open start without an RMID: %v", err)
+				}
+				if rec := e.record(uidB); rec.Pending == "" {
+					t.Fatalf("the pod without an RMID is not pending: %+v", rec)
+				}
+				// The first pod ends; the second's next container gets the freed RMID, and the
+				// first container, which ran outside, is moved in.
+				inA.Kill()
+				e.rt.stopContainer(pa, ctrA)
+				e.rt.removeContainer(pa, ctrA)
+				e.rt.removePod(pa)
+				inB2 := proctest.Hold(t, "sleep 600")
+				if err := e.rt.start(pb, &api.Container{Id: "cb2"}, uint32(inB2.Pid), inB2); err != nil {
+					t.Fatal(err)
+				}
+				e.placed("mon_groups/"+uidB, inB, inB2)
+				if rec := e.record(uidB); rec.Pending != "" || !rec.LateAssigned {
+					t.Errorf("completed pod: %+v; want not pending, late-assigned", rec)
+				}
+			})
+		}
+	})
 }
 
 // Slow resctrl: the adapter answers within its budget (hookBudget, under the runtime's

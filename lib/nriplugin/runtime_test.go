@@ -21,6 +21,7 @@ import (
 	"github.com/resctrl-mon/resctrl-mon/lib/registry"
 	"github.com/resctrl-mon/resctrl-mon/lib/snapshot"
 	"github.com/resctrl-mon/resctrl-mon/test/proctest"
+	"github.com/resctrl-mon/resctrl-mon/test/resctrlfake"
 	"github.com/resctrl-mon/resctrl-mon/test/resctrlsim"
 	"github.com/resctrl-mon/resctrl-mon/test/simenv"
 )
@@ -196,11 +197,13 @@ func (rt *fakeRuntime) removePod(pod *api.PodSandbox) {
 	}
 }
 
-// env is one test: the simulator, a config, the runtime, and a foreign group named like a
-// pod that nothing may touch.
+// env is one test: its resctrl (the simulator, sim, or the in-memory fake, fake: see
+// backends_test.go), a config, the runtime, and a foreign group named like a pod that
+// nothing may touch.
 type env struct {
 	t       *testing.T
 	sim     *resctrlsim.Sim
+	fake    *resctrlfake.Resctrl
 	cfg     config.Config
 	rt      *fakeRuntime
 	foreign string
@@ -208,31 +211,40 @@ type env struct {
 
 const foreignUID = "99999999-8888-4777-8666-555555555555"
 
+// newEnv is the test's env on the simulator with its default options.
 func newEnv(t *testing.T, edit func(*config.Config)) *env {
 	t.Helper()
 	return newEnvSim(t, resctrlsim.Options{}, edit)
 }
 
+// newEnvSim is the test's env on the simulator mounted with simOpts (it skips without root
+// or FUSE).
 func newEnvSim(t *testing.T, simOpts resctrlsim.Options, edit func(*config.Config)) *env {
 	t.Helper()
 	simOpts.Debug = true
 	se := simenv.New(t, simOpts)
-	sim, cfg := se.Sim, se.Config
-	cfg.Retention = 0
+	e := &env{t: t, sim: se.Sim, cfg: se.Config}
+	e.setUp(edit)
+	return e
+}
+
+// setUp edits the env's config (retention 0 unless the edit says otherwise), makes the
+// foreign group, as another tool would, and starts the runtime; the test fails if the
+// foreign group is gone at its end.
+func (e *env) setUp(edit func(*config.Config)) {
+	e.t.Helper()
+	e.cfg.Retention = 0
 	if edit != nil {
-		edit(&cfg)
+		edit(&e.cfg)
 	}
-	e := &env{t: t, sim: sim, cfg: cfg, foreign: "mon_groups/" + foreignUID}
-	if err := os.Mkdir(filepath.Join(sim.Dir, e.foreign), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	e.rt = newRuntime(t)
-	t.Cleanup(func() {
+	e.foreign = "mon_groups/" + foreignUID
+	e.mkdir(e.foreign)
+	e.rt = newRuntime(e.t)
+	e.t.Cleanup(func() {
 		if !e.exists(e.foreign) {
-			t.Errorf("the foreign group %s was removed", e.foreign)
+			e.t.Errorf("the foreign group %s was removed", e.foreign)
 		}
 	})
-	return e
 }
 
 // adapter is a running adapter; stop ends it and returns what Run returned.
@@ -258,7 +270,7 @@ func (e *env) startAdapter(o Options) *adapter {
 // what the adapter said).
 func (e *env) startAdapterLogging(o Options, w io.Writer) *adapter {
 	e.t.Helper()
-	p, err := New(e.cfg, slog.New(slog.NewTextHandler(w, nil)))
+	p, err := e.newPlugin(e.cfg, slog.New(slog.NewTextHandler(w, nil)))
 	if err != nil {
 		e.t.Fatal(err)
 	}
@@ -290,20 +302,6 @@ type testWriter struct{ t *testing.T }
 func (w testWriter) Write(b []byte) (int, error) {
 	w.t.Log(string(b))
 	return len(b), nil
-}
-
-func (e *env) exists(group string) bool {
-	_, err := os.Stat(filepath.Join(e.sim.Dir, group))
-	return err == nil
-}
-
-func (e *env) tasks(group string) []int {
-	e.t.Helper()
-	tids, err := e.sim.Tasks(group)
-	if err != nil {
-		e.t.Fatalf("tasks of %s: %v", group, err)
-	}
-	return tids
 }
 
 // placed checks that every task of the containers' cgroups is in the group, and prints

@@ -1,0 +1,231 @@
+package nriplugin
+
+import (
+	"cmp"
+	"log/slog"
+	"maps"
+	"os"
+	"path/filepath"
+	"reflect"
+	"slices"
+	"strconv"
+	"testing"
+
+	"github.com/resctrl-mon/resctrl-mon/lib/config"
+	"github.com/resctrl-mon/resctrl-mon/lib/lifecycle"
+	"github.com/resctrl-mon/resctrl-mon/lib/procfs"
+	"github.com/resctrl-mon/resctrl-mon/lib/resctrlfs"
+	"github.com/resctrl-mon/resctrl-mon/test/resctrlfake"
+	"github.com/resctrl-mon/resctrl-mon/test/resctrlsim"
+)
+
+// An adapter test runs on both resctrls, as lifecycle's decision tests do: the in-memory
+// fake (test/resctrlfake), given to the adapter with NewWith, so that it runs wherever go
+// test does, without root or FUSE, and the simulator, through real file operations, which
+// skips without root. The test's body is the same; what it reads back from resctrl (tasks,
+// whether a group is there, its RMID, its counters) and the other front ends it runs beside
+// (the hook's manager) go through the env methods below, each saying how the fake stands for
+// the simulator.
+//
+// Tests whose containers need a cgroup of their own (proctest.Hold: the adapter checks an
+// init against its container's cgroup, and a late placement moves the whole cgroup) skip on
+// both without root: the fake stands for resctrl, not for the cgroup hierarchy. Tests of
+// what only the simulator has stay on it alone:
+//   - a task born of a task in a group is in that group: the fake knows only the tasks
+//     written to it, so a container placed before it forks (TestPodLifecycle,
+//     TestNoPidInitFromItsCgroup, TestHookAndAdapterPlaceOnce, TestRestartAndMissedEvents:
+//     the forker's threads) is checked on the simulator;
+//   - a kernel that hangs (SetLatency: TestBudget);
+//   - resctrl read as files by another process or package: the adapter's binary launched by
+//     the runtime (TestPreRegistered), the status inventory (TestBesideHooks).
+
+// newEnvFunc builds a test's env with the simulator's options and an edit of the config.
+type newEnvFunc func(t *testing.T, o resctrlsim.Options, edit func(*config.Config)) *env
+
+// onBoth runs body as two parallel subtests, "fake" and "sim", its newEnv on the fake and
+// on the simulator.
+func onBoth(t *testing.T, body func(t *testing.T, newEnv newEnvFunc)) {
+	t.Helper()
+	for _, b := range []struct {
+		name string
+		new  newEnvFunc
+	}{{"fake", newFakeEnvLike}, {"sim", newEnvSim}} {
+		t.Run(b.name, func(t *testing.T) {
+			t.Parallel()
+			body(t, b.new)
+		})
+	}
+}
+
+// Defaults of resctrlsim's Options (Options.withDefaults) the fake follows.
+const (
+	simDefaultRMIDs       = 64
+	simDefaultMBMCounters = 32
+)
+
+// newFakeEnvLike is newEnvSim's env on the fake: NumRMIDs-1 groups (RMID 0 is the root
+// group's, as in the simulator); the counters of one L3 domain, as the simulator's default
+// mount has (the l3 fixture tree's first domain), or of both the tree has (L3Domains 2); in
+// mbm_event mode (MBMAssign) MBMCounters counters a domain, the root group holding its own
+// first, as at mount; a state and snapshot directory as simenv makes them, and a resctrlRoot
+// that is none (nothing may open it: the adapter is given the fake). Options the fake does
+// not model fail the test: such a test runs on the simulator only.
+func newFakeEnvLike(t *testing.T, o resctrlsim.Options, edit func(*config.Config)) *env {
+	t.Helper()
+	rest := o
+	rest.NumRMIDs, rest.L3Domains, rest.MBMCounters, rest.Debug = 0, 0, 0, false
+	if o.MBMAssign == resctrlsim.MBMAssignEvent {
+		rest.MBMAssign = resctrlsim.MBMAssignAbsent
+	}
+	if !reflect.DeepEqual(rest, resctrlsim.Options{}) || o.L3Domains > 2 {
+		t.Fatalf("the fake models NumRMIDs, up to 2 L3Domains and MBMAssign %s with MBMCounters of the simulator's options, not %+v",
+			resctrlsim.MBMAssignEvent, o)
+	}
+	fake := resctrlfake.New(cmp.Or(o.NumRMIDs, simDefaultRMIDs) - 1)
+	domains := cmp.Or(o.L3Domains, 1)
+	tree := resctrlfake.Tree(t, "l3")
+	if domains == 1 {
+		if err := os.RemoveAll(filepath.Join(tree, "mon_data", "mon_L3_01")); err != nil {
+			t.Fatal(err)
+		}
+	}
+	fake.UseTree(tree)
+	if o.MBMAssign == resctrlsim.MBMAssignEvent {
+		fake.SetAssignMode(resctrlfs.AssignModeEvent, domains, cmp.Or(o.MBMCounters, simDefaultMBMCounters))
+	}
+	dir := t.TempDir()
+	cfg := config.Default()
+	cfg.ResctrlRoot = "/nonexistent-resctrl"
+	cfg.StateDir, cfg.SnapshotDir, cfg.Log = filepath.Join(dir, "state"), filepath.Join(dir, "snap"), "stderr"
+	e := &env{t: t, fake: fake, cfg: cfg}
+	e.setUp(edit)
+	return e
+}
+
+// newPlugin is the adapter on the env's resctrl: New on the simulator (it opens
+// cfg.ResctrlRoot), NewWith on the fake.
+func (e *env) newPlugin(cfg config.Config, log *slog.Logger) (*Plugin, error) {
+	if e.sim != nil {
+		return New(cfg, log)
+	}
+	return NewWith(cfg, log, e.fake)
+}
+
+// manager opens the state the adapter and the hook share, as another front end would: on
+// the simulator with a goresctrl of its own, which tracks none of the groups; on the fake on
+// the same fake (which remembers the names every manager on it made).
+func (e *env) manager() *lifecycle.Manager {
+	e.t.Helper()
+	var m *lifecycle.Manager
+	var err error
+	if e.sim != nil {
+		m, err = lifecycle.New(e.cfg, discard())
+	} else {
+		m, err = lifecycle.NewWith(e.cfg, discard(), e.fake)
+	}
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	return m
+}
+
+// mkdir makes the monitoring group at path as another tool does.
+func (e *env) mkdir(group string) {
+	e.t.Helper()
+	var err error
+	if e.sim != nil {
+		err = os.Mkdir(filepath.Join(e.sim.Dir, group), 0o755)
+	} else {
+		err = e.fake.Mkdir(group)
+	}
+	if err != nil {
+		e.t.Fatal(err)
+	}
+}
+
+// exists reports whether the monitoring group at path is there.
+func (e *env) exists(group string) bool {
+	if e.sim != nil {
+		_, err := os.Stat(filepath.Join(e.sim.Dir, group))
+		return err == nil
+	}
+	return e.fake.Exists(group)
+}
+
+// tasks lists the thread ids in the tasks file at group: a monitoring group's or the root
+// group's (""). The fake keeps no root list: there it is every thread of the host the fake
+// holds in no group, as the simulator lists the root's from /proc.
+func (e *env) tasks(group string) []int {
+	e.t.Helper()
+	if e.sim != nil {
+		tids, err := e.sim.Tasks(group)
+		if err != nil {
+			e.t.Fatalf("tasks of %s: %v", group, err)
+		}
+		return tids
+	}
+	if group != "" {
+		tids, ok := e.fake.Tasks(group)
+		if !ok {
+			e.t.Fatalf("tasks of %s: no such group", group)
+		}
+		return slices.Sorted(maps.Keys(tids))
+	}
+	var out []int
+	for _, tid := range hostThreads(e.t) {
+		if e.fake.GroupOf(tid) == "" {
+			out = append(out, tid)
+		}
+	}
+	return out
+}
+
+// hostThreads lists every thread of every process in /proc, sorted.
+func hostThreads(t *testing.T) []int {
+	t.Helper()
+	es, err := os.ReadDir("/proc")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []int
+	for _, d := range es {
+		pid, err := strconv.Atoi(d.Name())
+		if err != nil {
+			continue
+		}
+		tids, err := procfs.Threads(pid)
+		if err != nil {
+			continue // it exited while we looked
+		}
+		out = append(out, tids...)
+	}
+	slices.Sort(out)
+	return out
+}
+
+// rmid is the RMID the group holds, -1 when it is not there. The fake numbers no RMIDs: a
+// group holds one RMID from its mkdir to its removal, so its RMID stands for which group of
+// that path it is, counted from 1 (the first mkdir), as lifecycle's tests count it.
+func (e *env) rmid(group string) int {
+	if e.sim != nil {
+		return e.sim.RMID(group)
+	}
+	if !e.fake.Exists(group) {
+		return -1
+	}
+	n := 1
+	for _, p := range e.fake.Removed() {
+		if p == group {
+			n++
+		}
+	}
+	return n
+}
+
+// groupAssignment is the counters assigned to the group at path (its mbm_L3_assignments).
+func (e *env) groupAssignment(group string) (resctrlfs.GroupAssignment, error) {
+	if e.sim != nil {
+		return resctrlfs.ReadGroupAssignment(e.sim.Dir, group)
+	}
+	return e.fake.GroupAssignment(group)
+}

@@ -1,12 +1,10 @@
 package lifecycle
 
 import (
-	"cmp"
 	"log/slog"
 	"maps"
 	"os"
 	"path/filepath"
-	"reflect"
 	"slices"
 	"strconv"
 	"strings"
@@ -20,6 +18,7 @@ import (
 	"github.com/resctrl-mon/resctrl-mon/test/proctest"
 	"github.com/resctrl-mon/resctrl-mon/test/resctrlfake"
 	"github.com/resctrl-mon/resctrl-mon/test/resctrlsim"
+	"github.com/resctrl-mon/resctrl-mon/test/simenv"
 )
 
 // A decision test runs on both resctrls: the in-memory fake (test/resctrlfake), so that it
@@ -45,30 +44,12 @@ type newEnvFunc func(t *testing.T, o resctrlsim.Options, edit func(*config.Confi
 // on the simulator.
 func onBoth(t *testing.T, body func(t *testing.T, newEnv newEnvFunc)) {
 	t.Helper()
-	for _, b := range []struct {
-		name string
-		new  newEnvFunc
-	}{{"fake", newFakeEnvLike}, {"sim", newEnv}} {
-		t.Run(b.name, func(t *testing.T) {
-			t.Parallel()
-			body(t, b.new)
-		})
-	}
+	simenv.Both[newEnvFunc](t, newFakeEnvLike, newEnv, body)
 }
 
-// simDefaultRMIDs is resctrlsim's num_rmids when Options leave it 0 (Options.withDefaults).
-const simDefaultRMIDs = 64
-
-// simDefaultMBMCounters is resctrlsim's num_mbm_cntrs when Options leave it 0.
-const simDefaultMBMCounters = 32
-
-// newFakeEnvLike is newEnv's env on the fake: NumRMIDs-1 groups (RMID 0 is the root
-// group's, as in the simulator), limbo when LimboTime is set (for longer than any test), the
-// counters of L3Domains L3 domains (one, the simulator's default, or two: the l3 fixture
-// tree's), counter assignment in mbm_event mode when MBMAssign says so (MBMCounters a
-// domain, the root group holding its own first, as at mount), and a state and snapshot
-// directory as simenv makes them. Options the fake does not model fail the test: such a
-// test runs on the simulator only.
+// newFakeEnvLike is newEnv's env on the fake, set up as the simulator with the same options
+// would be (simenv.Fake: RMIDs, limbo, L3 domains, counter assignment; what it does not
+// model fails the test, which then runs on the simulator only).
 //
 // Its Manager reads which cgroup a process is in from a /proc of the test's own
 // (proctest.FakeProc): the processes e.proc starts are where the test process is, as the
@@ -76,39 +57,12 @@ const simDefaultMBMCounters = 32
 // root.
 func newFakeEnvLike(t *testing.T, o resctrlsim.Options, edit func(*config.Config)) *env {
 	t.Helper()
-	rest := o
-	rest.NumRMIDs, rest.LimboTime, rest.Debug, rest.L3Domains = 0, 0, false, 0
-	if o.MBMAssign == resctrlsim.MBMAssignEvent {
-		rest.MBMAssign, rest.MBMCounters = resctrlsim.MBMAssignAbsent, 0
-	}
-	domains := cmp.Or(o.L3Domains, 1)
-	if !reflect.DeepEqual(rest, resctrlsim.Options{}) || domains > 2 {
-		t.Fatalf("the fake models NumRMIDs, LimboTime, up to 2 L3Domains and MBMAssign: MBMAssignEvent with its MBMCounters "+
-			"of the simulator's options, not %+v", o)
-	}
-	fake := resctrlfake.New(cmp.Or(o.NumRMIDs, simDefaultRMIDs) - 1)
-	tree := resctrlfake.Tree(t, "l3")
-	if domains == 1 {
-		if err := os.RemoveAll(filepath.Join(tree, "mon_data", "mon_L3_01")); err != nil {
-			t.Fatal(err)
-		}
-	}
-	fake.UseTree(tree)
-	if o.MBMAssign == resctrlsim.MBMAssignEvent {
-		fake.SetAssignMode(resctrlfs.AssignModeEvent, domains, cmp.Or(o.MBMCounters, simDefaultMBMCounters))
-	}
-	var rs resctrlfs.Groups = fake
-	if o.LimboTime > 0 {
-		rs = resctrlfake.WithLimbo(fake)
-	}
-	dir := t.TempDir()
-	cfg := config.Default()
-	cfg.ResctrlRoot = "/nonexistent-resctrl"
-	cfg.StateDir, cfg.SnapshotDir, cfg.Log = filepath.Join(dir, "state"), filepath.Join(dir, "snap"), "stderr"
+	fe := simenv.Fake(t, o)
+	cfg := fe.Config
 	if edit != nil {
 		edit(&cfg)
 	}
-	e := fakeEnv(t, fake, rs, cfg)
+	e := fakeEnv(t, fe.Fake, fe.Groups, cfg)
 	e.cgproc = proctest.NewFakeProc(t)
 	e.m.cg = cgroup.Host{Proc: e.cgproc.Dir}
 	return e

@@ -1,12 +1,10 @@
 package nriplugin
 
 import (
-	"cmp"
 	"log/slog"
 	"maps"
 	"os"
 	"path/filepath"
-	"reflect"
 	"slices"
 	"strconv"
 	"testing"
@@ -15,8 +13,8 @@ import (
 	"github.com/resctrl-mon/resctrl-mon/lib/lifecycle"
 	"github.com/resctrl-mon/resctrl-mon/lib/procfs"
 	"github.com/resctrl-mon/resctrl-mon/lib/resctrlfs"
-	"github.com/resctrl-mon/resctrl-mon/test/resctrlfake"
 	"github.com/resctrl-mon/resctrl-mon/test/resctrlsim"
+	"github.com/resctrl-mon/resctrl-mon/test/simenv"
 )
 
 // An adapter test runs on both resctrls, as lifecycle's decision tests do: the in-memory
@@ -46,58 +44,17 @@ type newEnvFunc func(t *testing.T, o resctrlsim.Options, edit func(*config.Confi
 // on the simulator.
 func onBoth(t *testing.T, body func(t *testing.T, newEnv newEnvFunc)) {
 	t.Helper()
-	for _, b := range []struct {
-		name string
-		new  newEnvFunc
-	}{{"fake", newFakeEnvLike}, {"sim", newEnvSim}} {
-		t.Run(b.name, func(t *testing.T) {
-			t.Parallel()
-			body(t, b.new)
-		})
-	}
+	simenv.Both[newEnvFunc](t, newFakeEnvLike, newEnvSim, body)
 }
 
-// Defaults of resctrlsim's Options (Options.withDefaults) the fake follows.
-const (
-	simDefaultRMIDs       = 64
-	simDefaultMBMCounters = 32
-)
-
-// newFakeEnvLike is newEnvSim's env on the fake: NumRMIDs-1 groups (RMID 0 is the root
-// group's, as in the simulator); the counters of one L3 domain, as the simulator's default
-// mount has (the l3 fixture tree's first domain), or of both the tree has (L3Domains 2); in
-// mbm_event mode (MBMAssign) MBMCounters counters a domain, the root group holding its own
-// first, as at mount; a state and snapshot directory as simenv makes them, and a resctrlRoot
-// that is none (nothing may open it: the adapter is given the fake). Options the fake does
-// not model fail the test: such a test runs on the simulator only.
+// newFakeEnvLike is newEnvSim's env on the fake, set up as the simulator with the same
+// options would be (simenv.Fake: RMIDs, L3 domains, counter assignment; what it does not
+// model fails the test, which then runs on the simulator only), and a resctrlRoot that is
+// none (nothing may open it: the adapter is given the fake).
 func newFakeEnvLike(t *testing.T, o resctrlsim.Options, edit func(*config.Config)) *env {
 	t.Helper()
-	rest := o
-	rest.NumRMIDs, rest.L3Domains, rest.MBMCounters, rest.Debug = 0, 0, 0, false
-	if o.MBMAssign == resctrlsim.MBMAssignEvent {
-		rest.MBMAssign = resctrlsim.MBMAssignAbsent
-	}
-	if !reflect.DeepEqual(rest, resctrlsim.Options{}) || o.L3Domains > 2 {
-		t.Fatalf("the fake models NumRMIDs, up to 2 L3Domains and MBMAssign %s with MBMCounters of the simulator's options, not %+v",
-			resctrlsim.MBMAssignEvent, o)
-	}
-	fake := resctrlfake.New(cmp.Or(o.NumRMIDs, simDefaultRMIDs) - 1)
-	domains := cmp.Or(o.L3Domains, 1)
-	tree := resctrlfake.Tree(t, "l3")
-	if domains == 1 {
-		if err := os.RemoveAll(filepath.Join(tree, "mon_data", "mon_L3_01")); err != nil {
-			t.Fatal(err)
-		}
-	}
-	fake.UseTree(tree)
-	if o.MBMAssign == resctrlsim.MBMAssignEvent {
-		fake.SetAssignMode(resctrlfs.AssignModeEvent, domains, cmp.Or(o.MBMCounters, simDefaultMBMCounters))
-	}
-	dir := t.TempDir()
-	cfg := config.Default()
-	cfg.ResctrlRoot = "/nonexistent-resctrl"
-	cfg.StateDir, cfg.SnapshotDir, cfg.Log = filepath.Join(dir, "state"), filepath.Join(dir, "snap"), "stderr"
-	e := &env{t: t, fake: fake, cfg: cfg}
+	fe := simenv.Fake(t, o)
+	e := &env{t: t, fake: fe.Fake, rs: fe.Groups, cfg: fe.Config}
 	e.setUp(edit)
 	return e
 }
@@ -108,7 +65,7 @@ func (e *env) newPlugin(cfg config.Config, log *slog.Logger) (*Plugin, error) {
 	if e.sim != nil {
 		return New(cfg, log)
 	}
-	return NewWith(cfg, log, e.fake)
+	return NewWith(cfg, log, e.rs)
 }
 
 // manager opens the state the adapter and the hook share, as another front end would: on
@@ -121,7 +78,7 @@ func (e *env) manager() *lifecycle.Manager {
 	if e.sim != nil {
 		m, err = lifecycle.New(e.cfg, discard())
 	} else {
-		m, err = lifecycle.NewWith(e.cfg, discard(), e.fake)
+		m, err = lifecycle.NewWith(e.cfg, discard(), e.rs)
 	}
 	if err != nil {
 		e.t.Fatal(err)

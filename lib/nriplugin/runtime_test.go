@@ -19,6 +19,7 @@ import (
 
 	"github.com/resctrl-mon/resctrl-mon/lib/config"
 	"github.com/resctrl-mon/resctrl-mon/lib/registry"
+	"github.com/resctrl-mon/resctrl-mon/lib/resctrlfs"
 	"github.com/resctrl-mon/resctrl-mon/lib/snapshot"
 	"github.com/resctrl-mon/resctrl-mon/test/proctest"
 	"github.com/resctrl-mon/resctrl-mon/test/resctrlfake"
@@ -204,6 +205,7 @@ type env struct {
 	t       *testing.T
 	sim     *resctrlsim.Sim
 	fake    *resctrlfake.Resctrl
+	rs      resctrlfs.Groups // what the adapter is given on the fake: fake, or fake with limbo
 	cfg     config.Config
 	rt      *fakeRuntime
 	foreign string

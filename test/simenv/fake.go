@@ -1,0 +1,89 @@
+package simenv
+
+import (
+	"cmp"
+	"os"
+	"path/filepath"
+	"reflect"
+	"testing"
+
+	"github.com/resctrl-mon/resctrl-mon/lib/config"
+	"github.com/resctrl-mon/resctrl-mon/lib/resctrlfs"
+	"github.com/resctrl-mon/resctrl-mon/test/resctrlfake"
+	"github.com/resctrl-mon/resctrl-mon/test/resctrlsim"
+)
+
+// Defaults of resctrlsim's Options (Options.withDefaults) that Fake follows.
+const (
+	simDefaultRMIDs       = 64
+	simDefaultMBMCounters = 32
+)
+
+// FakeEnv is one test's in-memory resctrl, set up as New's simulator would be, and the same
+// configuration around it.
+type FakeEnv struct {
+	Fake *resctrlfake.Resctrl
+	// Groups is what the code under test is given: Fake, or Fake with RMIDs in limbo
+	// (resctrlfake.WithLimbo) when the options ask for a LimboTime.
+	Groups resctrlfs.Groups
+	Dir    string
+	// Config is New's, but its ResctrlRoot is none: nothing may open it, the code under test
+	// is given Groups.
+	Config config.Config
+}
+
+// Fake is New on the in-memory fake (test/resctrlfake), for tests that run one body on both:
+// NumRMIDs-1 groups (RMID 0 is the root group's, as in the simulator), RMIDs in limbo for
+// longer than any test when LimboTime is set, the counters of one L3 domain as the
+// simulator's default mount has (the l3 fixture tree's first domain) or of both the tree has
+// (L3Domains 2), and in mbm_event mode (MBMAssign) MBMCounters counters a domain, the root
+// group holding its own first, as at mount. Options the
+// fake does not model fail the test: such a test runs on the simulator only.
+func Fake(t testing.TB, o resctrlsim.Options) *FakeEnv {
+	t.Helper()
+	rest := o
+	rest.NumRMIDs, rest.LimboTime, rest.Debug, rest.L3Domains = 0, 0, false, 0
+	if o.MBMAssign == resctrlsim.MBMAssignEvent {
+		rest.MBMAssign, rest.MBMCounters = resctrlsim.MBMAssignAbsent, 0
+	}
+	domains := cmp.Or(o.L3Domains, 1)
+	if !reflect.DeepEqual(rest, resctrlsim.Options{}) || domains > 2 {
+		t.Fatalf("the fake models NumRMIDs, LimboTime, up to 2 L3Domains and MBMAssign: MBMAssignEvent with its MBMCounters "+
+			"of the simulator's options, not %+v", o)
+	}
+	fake := resctrlfake.New(cmp.Or(o.NumRMIDs, simDefaultRMIDs) - 1)
+	tree := resctrlfake.Tree(t, "l3")
+	if domains == 1 {
+		if err := os.RemoveAll(filepath.Join(tree, "mon_data", "mon_L3_01")); err != nil {
+			t.Fatal(err)
+		}
+	}
+	fake.UseTree(tree)
+	if o.MBMAssign == resctrlsim.MBMAssignEvent {
+		fake.SetAssignMode(resctrlfs.AssignModeEvent, domains, cmp.Or(o.MBMCounters, simDefaultMBMCounters))
+	}
+	var rs resctrlfs.Groups = fake
+	if o.LimboTime > 0 {
+		rs = resctrlfake.WithLimbo(fake)
+	}
+	dir := t.TempDir()
+	cfg := config.Default()
+	cfg.ResctrlRoot = "/nonexistent-resctrl"
+	cfg.StateDir, cfg.SnapshotDir, cfg.Log = filepath.Join(dir, "state"), filepath.Join(dir, "snap"), "stderr"
+	return &FakeEnv{Fake: fake, Groups: rs, Dir: dir, Config: cfg}
+}
+
+// Both runs body as two parallel subtests, "fake" and "sim", given fake and then sim: a
+// package's two ways of building its test env, one on Fake and one on New.
+func Both[T any](t *testing.T, fake, sim T, body func(t *testing.T, newEnv T)) {
+	t.Helper()
+	for _, b := range []struct {
+		name string
+		new  T
+	}{{"fake", fake}, {"sim", sim}} {
+		t.Run(b.name, func(t *testing.T) {
+			t.Parallel()
+			body(t, b.new)
+		})
+	}
+}

@@ -108,32 +108,15 @@ func (e *env) tasks(group string) []int {
 	return out
 }
 
-// exists reports whether the monitoring group at path is there.
-func (e *env) exists(group string) bool {
-	if e.sim != nil {
-		_, err := os.Stat(filepath.Join(e.sim.Dir, group))
-		return err == nil
-	}
-	return e.fake.Exists(group)
-}
+// backend is the env's resctrl as the test reads it back (simenv.Backend).
+func (e *env) backend() simenv.Backend { return simenv.Backend{Sim: e.sim, Fake: e.fake} }
 
-// rmid is the RMID the group holds, -1 when it is not there. The fake numbers no RMIDs: a
-// group holds one RMID from its mkdir to its removal, so its RMID stands for which group of
-// that path it is, counted from 1 (the first mkdir), as the simulator's counts from 1.
-func (e *env) rmid(group string) int {
-	if e.sim != nil {
-		return e.sim.RMID(group)
-	}
-	if !e.fake.Exists(group) {
-		return -1
-	}
-	n := 1
-	for _, p := range e.fake.Removed() {
-		if p == group {
-			n++
-		}
-	}
-	return n
+func (e *env) exists(group string) bool { return e.backend().Exists(group) }
+
+func (e *env) rmid(group string) int { return e.backend().RMID(group) }
+
+func (e *env) groupAssignment(group string) (resctrlfs.GroupAssignment, error) {
+	return e.backend().GroupAssignment(group)
 }
 
 // setCounterState makes a counter of group read state (Unavailable, Error, Unassigned) in
@@ -190,13 +173,7 @@ func (e *env) intoClass(class string, pid int) {
 // mkdir makes the monitoring group at path as another tool (or an earlier process) does.
 func (e *env) mkdir(group string) {
 	e.t.Helper()
-	var err error
-	if e.sim != nil {
-		err = os.Mkdir(filepath.Join(e.sim.Dir, group), 0o755)
-	} else {
-		err = e.fake.Mkdir(group)
-	}
-	if err != nil {
+	if err := e.backend().Mkdir(group); err != nil {
 		e.t.Fatal(err)
 	}
 }
@@ -270,15 +247,6 @@ func (e *env) procs() []int {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	return slices.Clone(e.pids)
-}
-
-// groupAssignment is the group's mbm_L3_assignments: on the simulator the file, read as the
-// kernel's; on the fake its model.
-func (e *env) groupAssignment(group string) (resctrlfs.GroupAssignment, error) {
-	if e.sim != nil {
-		return resctrlfs.ReadGroupAssignment(e.sim.Dir, group)
-	}
-	return e.fake.GroupAssignment(group)
 }
 
 // assignment is info/L3_MON's counter assignment: the mode, the counters and those free.

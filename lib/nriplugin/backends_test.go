@@ -4,7 +4,6 @@ import (
 	"log/slog"
 	"maps"
 	"os"
-	"path/filepath"
 	"slices"
 	"strconv"
 	"testing"
@@ -86,28 +85,18 @@ func (e *env) manager() *lifecycle.Manager {
 	return m
 }
 
+// backend is the env's resctrl as the test reads it back (simenv.Backend).
+func (e *env) backend() simenv.Backend { return simenv.Backend{Sim: e.sim, Fake: e.fake} }
+
 // mkdir makes the monitoring group at path as another tool does.
 func (e *env) mkdir(group string) {
 	e.t.Helper()
-	var err error
-	if e.sim != nil {
-		err = os.Mkdir(filepath.Join(e.sim.Dir, group), 0o755)
-	} else {
-		err = e.fake.Mkdir(group)
-	}
-	if err != nil {
+	if err := e.backend().Mkdir(group); err != nil {
 		e.t.Fatal(err)
 	}
 }
 
-// exists reports whether the monitoring group at path is there.
-func (e *env) exists(group string) bool {
-	if e.sim != nil {
-		_, err := os.Stat(filepath.Join(e.sim.Dir, group))
-		return err == nil
-	}
-	return e.fake.Exists(group)
-}
+func (e *env) exists(group string) bool { return e.backend().Exists(group) }
 
 // tasks lists the thread ids in the tasks file at group: a monitoring group's or the root
 // group's (""). The fake keeps no root list: there it is every thread of the host the fake
@@ -160,29 +149,8 @@ func hostThreads(t *testing.T) []int {
 	return out
 }
 
-// rmid is the RMID the group holds, -1 when it is not there. The fake numbers no RMIDs: a
-// group holds one RMID from its mkdir to its removal, so its RMID stands for which group of
-// that path it is, counted from 1 (the first mkdir), as lifecycle's tests count it.
-func (e *env) rmid(group string) int {
-	if e.sim != nil {
-		return e.sim.RMID(group)
-	}
-	if !e.fake.Exists(group) {
-		return -1
-	}
-	n := 1
-	for _, p := range e.fake.Removed() {
-		if p == group {
-			n++
-		}
-	}
-	return n
-}
+func (e *env) rmid(group string) int { return e.backend().RMID(group) }
 
-// groupAssignment is the counters assigned to the group at path (its mbm_L3_assignments).
 func (e *env) groupAssignment(group string) (resctrlfs.GroupAssignment, error) {
-	if e.sim != nil {
-		return resctrlfs.ReadGroupAssignment(e.sim.Dir, group)
-	}
-	return e.fake.GroupAssignment(group)
+	return e.backend().GroupAssignment(group)
 }

@@ -11,6 +11,8 @@ import (
 	"sync/atomic"
 	"syscall"
 	"testing"
+
+	"github.com/resctrl-mon/resctrl-mon/lib/sysfile"
 )
 
 // FakeProc is a procfs tree of a test's own, for cgroup.Host{Proc: Dir}: it holds
@@ -57,11 +59,7 @@ func (f *FakeProc) Put(t testing.TB, pid int, text []byte) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	tmp := filepath.Join(dir, ".cgroup.tmp")
-	if err := os.WriteFile(tmp, text, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.Rename(tmp, filepath.Join(dir, "cgroup")); err != nil {
+	if err := sysfile.WriteAtomic(filepath.Join(dir, "cgroup"), text); err != nil {
 		t.Fatal(err)
 	}
 }

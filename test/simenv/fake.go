@@ -87,3 +87,56 @@ func Both[T any](t *testing.T, fake, sim T, body func(t *testing.T, newEnv T)) {
 		})
 	}
 }
+
+// Backend is a test's resctrl as the test itself reads it back and changes it beside the
+// code under test: the simulator's files when Sim is set, else the fake's model. Each method
+// says how the fake stands for the simulator.
+type Backend struct {
+	Sim  *resctrlsim.Sim
+	Fake *resctrlfake.Resctrl
+}
+
+// Exists reports whether the monitoring group at path is there.
+func (b Backend) Exists(group string) bool {
+	if b.Sim != nil {
+		_, err := os.Stat(filepath.Join(b.Sim.Dir, group))
+		return err == nil
+	}
+	return b.Fake.Exists(group)
+}
+
+// Mkdir makes the monitoring group at path as another tool (or an earlier process) does.
+func (b Backend) Mkdir(group string) error {
+	if b.Sim != nil {
+		return os.Mkdir(filepath.Join(b.Sim.Dir, group), 0o755)
+	}
+	return b.Fake.Mkdir(group)
+}
+
+// RMID is the RMID the group holds, -1 when it is not there. The fake numbers no RMIDs: a
+// group holds one RMID from its mkdir to its removal, so its RMID stands for which group of
+// that path it is, counted from 1 (the first mkdir), as the simulator's counts from 1.
+func (b Backend) RMID(group string) int {
+	if b.Sim != nil {
+		return b.Sim.RMID(group)
+	}
+	if !b.Fake.Exists(group) {
+		return -1
+	}
+	n := 1
+	for _, p := range b.Fake.Removed() {
+		if p == group {
+			n++
+		}
+	}
+	return n
+}
+
+// GroupAssignment is the counters assigned to the group at path (its mbm_L3_assignments):
+// on the simulator the file, read as the kernel's; on the fake its model.
+func (b Backend) GroupAssignment(group string) (resctrlfs.GroupAssignment, error) {
+	if b.Sim != nil {
+		return resctrlfs.ReadGroupAssignment(b.Sim.Dir, group)
+	}
+	return b.Fake.GroupAssignment(group)
+}

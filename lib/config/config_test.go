@@ -125,7 +125,7 @@ func FuzzParse(f *testing.F) {
 		if err != nil || !reflect.DeepEqual(again, c) {
 			t.Errorf("%q parsed to %+v; written back as %s it parses to %+v, %v", s, c, b, again, err)
 		}
-		if hint := policyHint([]byte(s)); hint != "" && hint != c.FailurePolicy {
+		if hint := hintOf(s); hint != "" && hint != c.FailurePolicy {
 			t.Errorf("%q: the config's failure policy is %q, the hint says %q", s, c.FailurePolicy, hint)
 		}
 	})

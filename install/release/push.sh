@@ -57,6 +57,16 @@ if [ "$insecure" = 1 ]; then
 	tls=(--dest-tls-verify=false)
 	plain=(--plain-http)
 fi
+# A version is pushed once: pushing it again would change what its tag pulls on nodes that
+# already have it, and what a digest pinned from the first push no longer names.
+if skopeo inspect --raw "${tls[@]/--dest-/--}" "docker://$repo/resctrl-mon:$version" >/dev/null 2>&1; then
+	echo "make push: $repo/resctrl-mon:$version is already in the registry: a version is pushed once; release the next version" >&2
+	exit 1
+fi
+if "$helm" show chart "${plain[@]}" "oci://$repo/charts/resctrl-mon" --version "$version" >/dev/null 2>&1; then
+	echo "make push: oci://$repo/charts/resctrl-mon $version is already in the registry: a version is pushed once; release the next version" >&2
+	exit 1
+fi
 digestfile=$(mktemp)
 trap 'rm -f "$digestfile"' EXIT
 skopeo copy --quiet "${tls[@]}" --digestfile "$digestfile" "oci-archive:$image" "docker://$repo/resctrl-mon:$version"

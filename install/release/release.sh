@@ -8,7 +8,9 @@
 #   resctrl-mon-<version>.oci.tar              the image (install/image/build.sh)
 #   resctrl-mon-<version>.tgz                  the chart, version and appVersion <version>
 #   SHA256SUMS                                 sha256sum -c checks the three
-# Other files in <dist dir> (another version's) are left alone. The tarball is reproducible
+# A final version is released once, from one commit, with its CHANGELOG section, and that
+# commit is tagged v<version> (check.sh). Other files in <dist dir> (another version's) are
+# left alone. The tarball is reproducible
 # from the same binaries: names sorted, owner root, every mtime the commit's time.
 set -euo pipefail
 version=$1 revision=$2 source=$3 bin=$4 licenses=$5 dist=$6 helm=$7
@@ -20,12 +22,13 @@ if ! [[ $version =~ ^(0|[1-9][0-9]*)\.(0|[1-9][0-9]*)\.(0|[1-9][0-9]*)(-[0-9A-Za
 	echo "make release: VERSION='$version': want a semantic version such as 1.2.3 or 1.2.3-rc.1" >&2
 	exit 1
 fi
+here=$(cd "$(dirname "$0")" && pwd)
+top=$(cd "$here/../.." && pwd)
+bash "$here/check.sh" check "$version" "$top"
 if [ ! -x "$helm" ]; then
 	echo "make release: helm is missing ('$helm'): put helm 3.8+ on PATH, set HELM=, or run make runtimes" >&2
 	exit 1
 fi
-here=$(cd "$(dirname "$0")" && pwd)
-top=$(cd "$here/../.." && pwd)
 arch=$(go env GOARCH)
 base=resctrl-mon-$version
 tarball=$base-linux-$arch.tar.gz image=$base.oci.tar chart=$base.tgz
@@ -72,3 +75,4 @@ for f in "$tarball" "$image" "$chart" SHA256SUMS; do
 	mv -f "$work/$f" "$dist/$f"
 done
 (cd "$dist" && cat SHA256SUMS)
+bash "$here/check.sh" tag "$version" "$top"

@@ -107,6 +107,9 @@ func TestRelease(t *testing.T) {
 			{[]string{"REGISTRY="}, "REGISTRY is empty"},
 			{[]string{"REGISTRY=http://" + reg.Addr}, "want host[:port] only"},
 			{[]string{"REGISTRY=" + reg.Addr, "VERSION=0.0.0-none"}, "make release VERSION=0.0.0-none first"},
+			// Pushed above: a version is pushed once, never overwritten.
+			{[]string{"REGISTRY=" + reg.Addr}, "resctrl-mon:" + version + " is already in the registry"},
+			{[]string{"REGISTRY=" + reg.Addr, "REPOSITORY=team/tools"}, "is already in the registry"},
 		} {
 			cmd := exec.Command("make", append(append([]string{"push"}, makeArgs...), tc.args...)...)
 			cmd.Dir, cmd.Env = root, append(os.Environ(), env...)

@@ -24,6 +24,7 @@ import (
 	"time"
 
 	"github.com/containerd/nri/pkg/api"
+	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/resctrl-mon/resctrl-mon/lib/config"
 	"github.com/resctrl-mon/resctrl-mon/lib/exporter"
@@ -61,6 +62,10 @@ type invocation struct {
 	// export: the node's exporter in this process when a listen address is given, so a
 	// containerd node runs one process of ours, not two.
 	export exporter.NodeOptions
+	// health: the adapter's own metrics and probes on an address of their own, beside an
+	// exporter in another process (the Helm chart's).
+	health     exporter.ServeOptions
+	stuckAfter time.Duration
 }
 
 func run(ctx context.Context, args []string, stderr io.Writer) int {
@@ -95,9 +100,18 @@ func run(ctx context.Context, args []string, stderr io.Writer) int {
 		p = nriplugin.Unconfigured(log, err)
 	}
 	p.SetLogOpener(openLog)
+	p.SetStuckAfter(inv.stuckAfter)
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	var exported <-chan struct{}
+	var exported, healthServed <-chan struct{}
+	if inv.health.Listen != "" {
+		// Bound before the runtime is contacted, as --listen: a bad address refuses to start.
+		healthServed, err = serveHealth(ctx, p, inv.health, log)
+		if err != nil {
+			fmt.Fprintf(stderr, "resctrl-mon-nri: not started: --health-listen: %v\n", err)
+			return 2
+		}
+	}
 	if inv.export.Listen != "" {
 		// Bound before the runtime is contacted: a bad address or web config refuses to
 		// start. It reads the adapter's own configuration's resctrl root and state dir.
@@ -106,7 +120,9 @@ func run(ctx context.Context, args []string, stderr io.Writer) int {
 			return 2
 		}
 		inv.export.Log = log
-		inv.export.Ready = func(a net.Addr) { log.Info("serving /metrics and /healthz", "address", a.String()) }
+		inv.export.Ready = func(a net.Addr) { log.Info("serving /metrics, /healthz and /readyz", "address", a.String()) }
+		inv.export.Collectors = []prometheus.Collector{p.Collector()}
+		inv.export.Healthy, inv.export.Readiness = p.Live, p.Ready
 		n, nerr := exporter.NewNode(cfg, inv.export)
 		if nerr != nil {
 			fmt.Fprintf(stderr, "resctrl-mon-nri: not started: %v\n", nerr)
@@ -120,11 +136,41 @@ func run(ctx context.Context, args []string, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "resctrl-mon-nri: %v\n", err)
 		code = 1
 	}
-	if exported != nil {
-		cancel() // the plugin ended: so does its exporter
-		<-exported
+	cancel() // the plugin ended: so do its servers
+	for _, done := range []<-chan struct{}{exported, healthServed} {
+		if done != nil {
+			<-done
+		}
 	}
 	return code
+}
+
+// serveHealth serves the adapter's own metrics (exporter.Registry of its Collector), its
+// liveness on /healthz (Live: no event's work stuck) and its readiness on /readyz (Ready:
+// connected, synchronised, keeping up). Like the exporter's, its failure is logged and
+// leaves the plugin running.
+func serveHealth(ctx context.Context, p *nriplugin.Plugin, o exporter.ServeOptions, log *slog.Logger) (<-chan struct{}, error) {
+	reg, err := exporter.Registry(p.Collector())
+	if err != nil {
+		return nil, err
+	}
+	l, err := exporter.Listen(o)
+	if err != nil {
+		return nil, err
+	}
+	o.Healthy, o.Readiness, o.Log = p.Live, p.Ready, log
+	o.Ready = func(a net.Addr) {
+		log.Info("serving the adapter's /metrics, /healthz and /readyz", "address", a.String())
+	}
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		defer func() { _ = l.Close() }()
+		if err := exporter.Serve(ctx, l, reg, o); err != nil {
+			log.Error("health server stopped; the plugin goes on", "err", err)
+		}
+	}()
+	return done, nil
 }
 
 // serveMetrics runs the exporter beside the plugin. Its failure is logged and leaves the
@@ -163,8 +209,10 @@ func parseArgs(args []string, stderr io.Writer) (invocation, error) {
 	fs.StringVar(&inv.opts.Socket, "nri-socket", "", "the runtime's NRI socket (default NRI's, /var/run/nri/nri.sock)")
 	fs.DurationVar(&inv.opts.SweepEvery, "sweep-every", nriplugin.DefaultSweepEvery, "how often idle groups past the retention window are removed")
 	fs.StringVar(&inv.export.Listen, "listen", "", "also serve the node's metrics, as resctrl-mon serve does, on this `host:port`; none: no exporter")
-	fs.StringVar(&inv.export.WebConfigFile, "web.config.file", "", "exporter-toolkit web configuration (TLS, basic auth) for --listen")
+	fs.StringVar(&inv.export.WebConfigFile, "web.config.file", "", "exporter-toolkit web configuration (TLS, basic auth) for --listen and --health-listen")
 	fs.BoolVar(&inv.export.PressureAverages, "pressure-averages", false, "with --listen, also export the kernel's 10/60/300 s pressure averages")
+	fs.StringVar(&inv.health.Listen, "health-listen", "", "serve the adapter's own metrics, /healthz (liveness) and /readyz (readiness) on this `host:port`; none: not served (--listen serves them too)")
+	fs.DurationVar(&inv.stuckAfter, "stuck-after", nriplugin.DefaultStuckAfter, "how long past its budget an event's work may go on before /healthz says the adapter is stuck")
 	if err := fs.Parse(args); err != nil {
 		return invocation{}, err
 	}
@@ -176,10 +224,19 @@ func parseArgs(args []string, stderr io.Writer) (invocation, error) {
 		fmt.Fprintf(stderr, "resctrl-mon-nri: --sweep-every %s: want at least 1s\n", inv.opts.SweepEvery)
 		return invocation{}, errors.New("bad usage")
 	}
-	if inv.export.Listen == "" && (inv.export.WebConfigFile != "" || inv.export.PressureAverages) {
-		fmt.Fprintf(stderr, "resctrl-mon-nri: --web.config.file and --pressure-averages need --listen\n")
+	if inv.export.Listen == "" && inv.export.PressureAverages {
+		fmt.Fprintf(stderr, "resctrl-mon-nri: --pressure-averages needs --listen\n")
 		return invocation{}, errors.New("bad usage")
 	}
+	if inv.export.Listen == "" && inv.health.Listen == "" && inv.export.WebConfigFile != "" {
+		fmt.Fprintf(stderr, "resctrl-mon-nri: --web.config.file needs --listen or --health-listen\n")
+		return invocation{}, errors.New("bad usage")
+	}
+	if inv.stuckAfter <= 0 {
+		fmt.Fprintf(stderr, "resctrl-mon-nri: --stuck-after %s: want a positive duration\n", inv.stuckAfter)
+		return invocation{}, errors.New("bad usage")
+	}
+	inv.health.WebConfigFile = inv.export.WebConfigFile
 	inv.configPath, inv.set = flags.Path(), flags.Given()
 	return inv, nil
 }

@@ -1,7 +1,9 @@
 package docgen
 
 import (
+	"errors"
 	"fmt"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -14,6 +16,7 @@ import (
 
 	"github.com/resctrl-mon/resctrl-mon/lib/exporter"
 	"github.com/resctrl-mon/resctrl-mon/lib/inventory"
+	"github.com/resctrl-mon/resctrl-mon/lib/nriplugin"
 	"github.com/resctrl-mon/resctrl-mon/lib/psi"
 	"github.com/resctrl-mon/resctrl-mon/lib/psimetrics"
 	"github.com/resctrl-mon/resctrl-mon/lib/registry"
@@ -54,10 +57,21 @@ func metricsData() (any, error) {
 	if err != nil {
 		return nil, err
 	}
+	build, err := gather(exporter.BuildInfo())
+	if err != nil {
+		return nil, err
+	}
+	adapter, err := adapterFamilies()
+	if err != nil {
+		return nil, err
+	}
 	var out []family
-	for _, mf := range slices.Concat(main, avg) {
+	for _, mf := range slices.Concat(main, avg, build, adapter) {
 		f := describe(mf)
-		if !slices.ContainsFunc(slices.Concat(main, plain), func(p *dto.MetricFamily) bool { return p.GetName() == mf.GetName() }) {
+		switch {
+		case slices.Contains(adapter, mf):
+			f.Note = "the NRI adapter's own (`resctrl-mon-nri --health-listen`, or `--listen`)"
+		case !slices.ContainsFunc(slices.Concat(main, plain, build), func(p *dto.MetricFamily) bool { return p.GetName() == mf.GetName() }):
 			f.Note = "with `--pressure-averages`"
 		}
 		out = append(out, f)
@@ -171,4 +185,10 @@ func (sampleNode) Counts() (map[string]uint64, error)             { return map[s
 // Assignment is a node in mbm_event mode, so the counter assignment metrics are documented.
 func (sampleNode) Assignment() (resctrlfs.Assignment, error) {
 	return resctrlfs.Assignment{Mode: resctrlfs.AssignModeEvent, Counters: map[string]int{"0": 32}, Available: map[string]int{"0": 30}}, nil
+}
+
+// adapterFamilies is a scrape of the NRI adapter's own collector as it starts.
+func adapterFamilies() ([]*dto.MetricFamily, error) {
+	p := nriplugin.Unconfigured(slog.New(slog.DiscardHandler), errors.New("docs"))
+	return gather(p.Collector())
 }

@@ -12,7 +12,6 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
-	"github.com/prometheus/client_golang/prometheus/collectors"
 
 	"github.com/resctrl-mon/resctrl-mon/lib/cgroup"
 	"github.com/resctrl-mon/resctrl-mon/lib/config"
@@ -25,6 +24,9 @@ type NodeOptions struct {
 	ServeOptions
 	// PressureAverages adds the kernel's 10/60/300 s PSI averages.
 	PressureAverages bool
+	// Collectors are served beside the node's (the NRI adapter's own, when it runs the
+	// exporter in its process).
+	Collectors []prometheus.Collector
 }
 
 // Node is the exporter of one node, as `resctrl-mon serve` and the NRI adapter (given a
@@ -60,8 +62,11 @@ func NewNode(cfg config.Config, o NodeOptions) (*Node, error) {
 		_ = l.Close()
 		return nil, err
 	}
-	reg := prometheus.NewRegistry()
-	reg.MustRegister(col, collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	reg, err := Registry(append([]prometheus.Collector{col}, o.Collectors...)...)
+	if err != nil {
+		_ = l.Close()
+		return nil, err
+	}
 	so := o.ServeOptions
 	so.Log = log
 	extra := o.Healthy
@@ -81,6 +86,9 @@ func NewNode(cfg config.Config, o NodeOptions) (*Node, error) {
 		}()
 		h.saw(err)
 		return err
+	}
+	if ready := o.Readiness; ready != nil {
+		so.Readiness = func() error { return errors.Join(so.Healthy(), ready()) }
 	}
 	_ = so.Healthy() // says at start why it is not healthy, if it is not
 	return &Node{l: l, reg: reg, o: so}, nil

@@ -32,6 +32,8 @@ type ServeOptions struct {
 	WebConfigFile string
 	// Healthy answers /healthz: nil is healthy, an error says why not (503).
 	Healthy func() error
+	// Readiness answers /readyz the same way; nil: /readyz answers as /healthz.
+	Readiness func() error
 	// Log receives the server's own messages; nil discards them.
 	Log *slog.Logger
 	// Ready, if set, is called with the bound address once the server listens.
@@ -77,7 +79,7 @@ func Listen(o ServeOptions) (net.Listener, error) {
 // (0: DefaultMaxScrapesInFlight), /healthz from healthy. A collection error never fails
 // the scrape: what could be gathered is served. /healthz shares nothing with /metrics (no
 // lock, no limit), so saturated scrapes never hold up a probe.
-func Handler(reg *prometheus.Registry, healthy func() error, log *slog.Logger, maxInFlight int) http.Handler {
+func Handler(reg *prometheus.Registry, healthy, ready func() error, log *slog.Logger, maxInFlight int) http.Handler {
 	if maxInFlight <= 0 {
 		maxInFlight = DefaultMaxScrapesInFlight
 	}
@@ -88,23 +90,32 @@ func Handler(reg *prometheus.Registry, healthy func() error, log *slog.Logger, m
 		Registry:            reg, // promhttp_metric_handler_errors_total
 		MaxRequestsInFlight: maxInFlight,
 	}))
-	mux.HandleFunc("/healthz", func(w http.ResponseWriter, _ *http.Request) {
-		if healthy != nil {
-			if err := healthy(); err != nil {
-				http.Error(w, "unhealthy: "+err.Error(), http.StatusServiceUnavailable)
-				return
-			}
-		}
-		_, _ = fmt.Fprintln(w, "ok")
-	})
+	if ready == nil {
+		ready = healthy
+	}
+	mux.HandleFunc("/healthz", probe(healthy, "unhealthy: "))
+	mux.HandleFunc("/readyz", probe(ready, "not ready: "))
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		if r.URL.Path != "/" {
 			http.NotFound(w, r)
 			return
 		}
-		_, _ = fmt.Fprintln(w, "resctrl-mon exporter: /metrics, /healthz")
+		_, _ = fmt.Fprintln(w, "resctrl-mon exporter: /metrics, /healthz, /readyz")
 	})
 	return mux
+}
+
+// probe answers 200 "ok" when check passes (or there is none), else 503 saying why.
+func probe(check func() error, why string) http.HandlerFunc {
+	return func(w http.ResponseWriter, _ *http.Request) {
+		if check != nil {
+			if err := check(); err != nil {
+				http.Error(w, why+err.Error(), http.StatusServiceUnavailable)
+				return
+			}
+		}
+		_, _ = fmt.Fprintln(w, "ok")
+	}
 }
 
 // Serve serves reg on l until ctx is done, then shuts down, giving scrapes in flight up
@@ -116,7 +127,7 @@ func Serve(ctx context.Context, l net.Listener, reg *prometheus.Registry, o Serv
 		log = slog.New(slog.DiscardHandler)
 	}
 	g := httpguard.New(o.Limits)
-	srv := g.Server(Handler(reg, o.Healthy, log, o.MaxScrapesInFlight), slog.NewLogLogger(log.Handler(), slog.LevelDebug))
+	srv := g.Server(Handler(reg, o.Healthy, o.Readiness, log, o.MaxScrapesInFlight), slog.NewLogLogger(log.Handler(), slog.LevelDebug))
 	l = g.Listener(l)
 	cfgFile := o.WebConfigFile
 	errc := make(chan error, 1)

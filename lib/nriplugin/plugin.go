@@ -66,6 +66,8 @@ type Plugin struct {
 	workers *budget.Pool
 	// pending retries pending pods when an event freed an RMID (see pendingRetry).
 	pending pendingRetry
+	// health is what its metrics and probes say of the adapter (Collector, Live, Ready).
+	health *health
 }
 
 var (
@@ -88,7 +90,7 @@ func New(cfg config.Config, log *slog.Logger) (*Plugin, error) {
 // configuration the runtime pushes later, reaches rs instead of opening resctrlRoot. Tests
 // give it the in-memory fake (test/resctrlfake). A nil rs is New.
 func NewWith(cfg config.Config, log *slog.Logger, rs resctrlfs.Groups) (*Plugin, error) {
-	p := &Plugin{log: log, rs: rs, workers: newWorkers()}
+	p := &Plugin{log: log, rs: rs, workers: newWorkers(), health: newHealth()}
 	if err := p.apply(cfg); err != nil {
 		return nil, err
 	}
@@ -99,7 +101,7 @@ func NewWith(cfg config.Config, log *slog.Logger, rs resctrlfs.Groups) (*Plugin,
 // configuration failed (why): it registers, and works once the runtime pushes a valid one;
 // without one its Configure fails the registration with why.
 func Unconfigured(log *slog.Logger, why error) *Plugin {
-	return &Plugin{log: log, startErr: why, workers: newWorkers()}
+	return &Plugin{log: log, startErr: why, workers: newWorkers(), health: newHealth()}
 }
 
 // SetLogOpener makes a configuration pushed by the runtime also choose the log (a
@@ -203,7 +205,7 @@ func (p *Plugin) Synchronize(_ context.Context, pods []*api.PodSandbox, ctrs []*
 	live, refused := liveContainers(pods, ctrs, sel, checkInit)
 	// A first start on a node full of pods can outlast the runtime's patience: past the
 	// budget the repair goes on in the background, under the same per-pod locks as events.
-	_, late := within(p.workers, eventBudget(cfg, p.timeouts.get()), func() struct{} {
+	_, late := run(p, "Synchronize", eventBudget(cfg, p.timeouts.get()), func() struct{} {
 		for id, err := range refused {
 			_ = m.Refuse(id, err)
 		}
@@ -220,8 +222,10 @@ func (p *Plugin) Synchronize(_ context.Context, pods []*api.PodSandbox, ctrs []*
 		removed, serr := m.Sweep()
 		log.Info("synchronized", "live", len(live), "steps", len(steps), "swept", removed, "duration", time.Since(start).Round(time.Microsecond),
 			"err", errors.Join(err, serr))
+		p.health.synchronized()
 		return struct{}{}
 	})
+	p.health.count("Synchronize", eventOutcome(lifecycle.Outcome{}, late, outcomeOK))
 	if errors.Is(late, ErrNotStarted) {
 		log.Error("synchronizing not started", "err", overBudget(m, late, "", "nothing was reconciled: missed containers stay unplaced and "+
 			"the groups of gone sandboxes stay until the next Synchronize (the adapter's restart); the timer's sweep still ends idle groups and completes pending pods"))
@@ -270,7 +274,7 @@ func (p *Plugin) place(event string, pod *api.PodSandbox, ctr *api.Container, in
 	default:
 		idn.ContainerName = ctr.GetName()
 		d := eventBudget(cfg, p.timeouts.get())
-		r, late := within(p.workers, d, func() result {
+		r, late := run(p, event, d, func() result {
 			pid := initOf(ctr)
 			if pid == 0 {
 				return result{pid: pid, err: errNoInit}
@@ -294,12 +298,14 @@ func (p *Plugin) place(event string, pod *api.PodSandbox, ctr *api.Container, in
 	}
 	if errors.Is(err, errNoInit) {
 		if !late {
+			p.health.count(event, outcomeDeferred)
 			log.Info("no pid, and not one process in the container's cgroup: placed at PostStartContainer, late", "cgroupsPath", ctr.GetLinux().GetCgroupsPath())
 			return nil
 		}
 		err = fmt.Errorf("%w: the runtime gave no pid at %s, and the container's cgroup (%q) has no process", lifecycle.ErrBadInput, event,
 			ctr.GetLinux().GetCgroupsPath())
 	}
+	p.health.count(event, eventOutcome(out, err, ""))
 	attrs := []any{"init", pid, "group", out.Group, "outcome", lifecycle.ActionOf(out, err), "threads", out.Threads, "duration", time.Since(start).Round(time.Microsecond)}
 	if out.Detail != "" {
 		attrs = append(attrs, "detail", out.Detail)
@@ -345,7 +351,7 @@ func (p *Plugin) leave(event string, pod *api.PodSandbox, ctr *api.Container) bo
 	if idn, err := podIdentity(pod); err == nil {
 		d.Pod = idn
 	}
-	r, late := within(p.workers, eventBudget(cfg, p.timeouts.get()), func() result {
+	r, late := run(p, event, eventBudget(cfg, p.timeouts.get()), func() result {
 		out, err := m.Leave(d)
 		return result{out: out, err: err}
 	})
@@ -353,6 +359,7 @@ func (p *Plugin) leave(event string, pod *api.PodSandbox, ctr *api.Container) bo
 	if late != nil {
 		err = overBudget(m, late, "the departure goes on in the background", notLeft(event))
 	}
+	p.health.count(event, eventOutcome(out, err, ""))
 	if err == nil && freed(out.Action) {
 		p.completePendingSoon()
 	}
@@ -370,7 +377,7 @@ func (p *Plugin) RemovePodSandbox(_ context.Context, pod *api.PodSandbox) error 
 	if idn, err := podIdentity(pod); err == nil {
 		e.PodUID = idn.PodUID
 	}
-	r, late := within(p.workers, eventBudget(cfg, p.timeouts.get()), func() result {
+	r, late := run(p, "RemovePodSandbox", eventBudget(cfg, p.timeouts.get()), func() result {
 		out, err := m.EndPod(e)
 		return result{out: out, err: err}
 	})
@@ -379,6 +386,7 @@ func (p *Plugin) RemovePodSandbox(_ context.Context, pod *api.PodSandbox) error 
 		err = overBudget(m, late, "the pod's end goes on in the background", "the pod's group was not ended: the timer's sweep removes it "+
 			"once it has been idle past retention (its containers all left), else the next Synchronize (the adapter's restart) ends it")
 	}
+	p.health.count("RemovePodSandbox", eventOutcome(out, err, ""))
 	if err == nil && freed(out.Action) {
 		p.completePendingSoon()
 	}
@@ -401,6 +409,20 @@ type result struct {
 	out lifecycle.Outcome
 	err error
 	pid int // the process placed, for the log
+}
+
+// eventOutcome is an event's outcome label: past its budget or never started, else what
+// lifecycle did (ok, when it did nothing nameable).
+func eventOutcome(out lifecycle.Outcome, err error, ok string) string {
+	switch {
+	case errors.Is(err, ErrNotStarted):
+		return outcomeNotStarted
+	case errors.Is(err, ErrBudget):
+		return outcomePastBudget
+	case err == nil && ok != "":
+		return ok
+	}
+	return string(lifecycle.ActionOf(out, err))
 }
 
 // requestLog is a logger for one event: never a shared one mutated.

@@ -63,7 +63,10 @@ func (p *Plugin) Run(ctx context.Context, o Options) error {
 		stub.WithLogger(nriLogger{p}),
 		// The runtime closed the connection (it stopped or died): only a restart of the
 		// adapter, which resynchronises, can pick up again.
-		stub.WithOnClose(func() { once.Do(func() { close(gone) }) }),
+		stub.WithOnClose(func() {
+			p.health.setConnected(false)
+			once.Do(func() { close(gone) })
+		}),
 	)
 	if o.Socket != "" {
 		opts = append(opts, stub.WithSocketPath(o.Socket))
@@ -82,6 +85,8 @@ func (p *Plugin) Run(ctx context.Context, o Options) error {
 		return fmt.Errorf("NRI plugin: registering with the runtime: %w", err)
 	}
 	defer s.Stop()
+	p.health.setConnected(true)
+	defer p.health.setConnected(false)
 	sweepCtx, stopSweep := context.WithCancel(ctx)
 	defer stopSweep()
 	go p.sweepLoop(sweepCtx, o.SweepEvery)

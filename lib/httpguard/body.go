@@ -35,8 +35,9 @@ const bodyRefused = "413 Request Entity Too Large: this server takes no request 
 // instead, the place would be held while net/http tries to read the body after the handler
 // (up to the read timeout), or, for a declared length over 256 KiB, for its 500 ms wait
 // before closing. A client that did send part of its body may get a reset instead of the
-// answer (closing with unread data does that): it gets no service either way. On HTTP/2 the
-// stream is answered and reset when the handler returns; the connection goes on.
+// answer (closing with unread data does that): it gets no service either way. An HTTP/2
+// connection cannot be hijacked: the request is answered 413 on its stream, which net/http's
+// HTTP/2 server resets (NO_ERROR) after the answer instead of waiting for the body.
 func refuseBody(w http.ResponseWriter, r *http.Request) {
 	if r.ProtoMajor == 1 {
 		if c, rw, err := http.NewResponseController(w).Hijack(); err == nil {

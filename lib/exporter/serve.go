@@ -53,6 +53,11 @@ type ServeOptions struct {
 // person's curl, a second job): scrapes are serialised in the collector anyway.
 const DefaultMaxScrapesInFlight = 4
 
+// basicAuthChecks is how many bcrypt checks of passwords not seen before run at once: one,
+// as exporter-toolkit runs them, so a flood of wrong passwords takes one core at most and
+// leaves the other to scrapes and probes.
+const basicAuthChecks = 1
+
 // Listen checks the web configuration and binds the address, so that a bad flag or file
 // refuses to start with a clear error before anything is served.
 func Listen(o ServeOptions) (net.Listener, error) {
@@ -127,9 +132,15 @@ func Serve(ctx context.Context, l net.Listener, reg *prometheus.Registry, o Serv
 		log = slog.New(slog.DiscardHandler)
 	}
 	g := httpguard.New(o.Limits)
-	srv := g.Server(Handler(reg, o.Healthy, o.Readiness, log, o.MaxScrapesInFlight), slog.NewLogLogger(log.Handler(), slog.LevelDebug))
-	l = g.Listener(l)
 	cfgFile := o.WebConfigFile
+	var front []func(http.Handler) http.Handler
+	if cfgFile != "" {
+		// Basic auth checked ahead of exporter-toolkit's, whose checks run one at a time
+		// behind a lock: httpguard.BasicAuth says why.
+		front = append(front, httpguard.NewBasicAuth(func() (map[string]string, error) { return webUsers(cfgFile) }, basicAuthChecks).Wrap)
+	}
+	srv := g.Server(Handler(reg, o.Healthy, o.Readiness, log, o.MaxScrapesInFlight), slog.NewLogLogger(log.Handler(), slog.LevelDebug), front...)
+	l = g.Listener(l)
 	errc := make(chan error, 1)
 	go func() {
 		errc <- web.Serve(l, srv, &web.FlagConfig{WebConfigFile: &cfgFile}, log)

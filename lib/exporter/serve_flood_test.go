@@ -31,13 +31,14 @@ type countingListener struct {
 	net.Listener
 	mu       sync.Mutex
 	conns    []*countingConn
-	changed  chan struct{} // ticks on every accept, first write and close
+	changed  chan struct{} // ticks on every accept, first read, first write and close
 	accepted int
 }
 
 type countingConn struct {
 	net.Conn
 	l       *countingListener
+	read    int64 // under l.mu
 	written int64 // under l.mu
 	closed  bool  // under l.mu
 }
@@ -72,6 +73,18 @@ func (l *countingListener) Accept() (net.Conn, error) {
 	return cc, nil
 }
 
+func (c *countingConn) Read(b []byte) (int, error) {
+	n, err := c.Conn.Read(b)
+	c.l.mu.Lock()
+	first := c.read == 0 && n > 0
+	c.read += int64(n)
+	c.l.mu.Unlock()
+	if first {
+		c.l.tick()
+	}
+	return n, err
+}
+
 func (c *countingConn) Write(b []byte) (int, error) {
 	n, err := c.Conn.Write(b)
 	c.l.mu.Lock()
@@ -93,7 +106,7 @@ func (c *countingConn) Close() error {
 }
 
 // floodCounts is the server's side of the flood.
-type floodCounts struct{ accepted, answeredOrClosed, closed, answeredOpen int }
+type floodCounts struct{ accepted, readOrClosed, answeredOrClosed, closed, answeredOpen int }
 
 func (l *countingListener) counts() floodCounts {
 	l.mu.Lock()
@@ -105,6 +118,9 @@ func (l *countingListener) counts() floodCounts {
 		}
 		if c.closed || c.written > 0 {
 			f.answeredOrClosed++
+		}
+		if c.closed || c.read > 0 {
+			f.readOrClosed++
 		}
 		if !c.closed && c.written > 0 {
 			f.answeredOpen++
@@ -152,53 +168,76 @@ func liveHeap() uint64 {
 	return m.HeapAlloc
 }
 
-// TestScrapeFlood: n clients send GET /metrics and never read, n more never finish their
-// headers. A fresh client's /healthz still answers within 1 s, the server closes every
-// stalled connection within its (test-sized) timeouts, and the heap held meanwhile is
-// bounded by the scrapes allowed in flight, not by the clients. Swept over n, below and
-// above the connection cap.
+// TestScrapeFlood: floods of each kind, each swept over its size, below and above the
+// connection cap (64):
+//   - stall (10, 40, 80): n clients send GET /metrics and never read, n more never finish
+//     their headers. A fresh client's /healthz still answers within 1 s, the server closes
+//     every stalled connection within its (test-sized) timeouts, and the heap held meanwhile
+//     is bounded by the scrapes allowed in flight, not by the clients (flood).
+//   - body (16, 64, 256): n requests announce a body that never comes (floodBodies).
+//   - auth (16, 64, 256): n requests carry a wrong basic-auth password (floodAuth).
 //
-// Each n runs in a process of its own (this test binary started again, floodEnv naming
-// n): the flood measures the process's heap, which other tests and the other floods would
-// share. Apart, the three wait out their 5 s timeouts at the same time, beside the
+// Each flood runs in a process of its own (this test binary started again, floodEnv naming
+// it): the stall flood measures the process's heap, which other tests and the other floods
+// would share. Apart, they wait out their 5 s timeouts at the same time, beside the
 // package's other tests, instead of one after the other; each starts when the one before
 // has its flood in place, so what the floods do with the CPU (a 6 MiB scrape gathered, 2n
-// connections made) never overlaps: under -race on 2 cores it would outlast the timeouts.
+// connections made, bcrypt) never overlaps: under -race on 2 cores it would outlast the
+// timeouts.
 func TestScrapeFlood(t *testing.T) {
 	if v := os.Getenv(floodEnv); v != "" {
-		n, err := strconv.Atoi(v)
+		kind, nv, _ := strings.Cut(v, ":")
+		n, err := strconv.Atoi(nv)
 		if err != nil {
-			t.Fatalf("%s=%q: %v", floodEnv, v, err)
+			t.Fatalf("%s=%q: want kind:n: %v", floodEnv, v, err)
 		}
 		ready := os.NewFile(3, "flood-in-place") // startFlood's pipe
-		flood(t, bigRegistry(t), n, func() { _ = ready.Close() })
+		inPlace := func() { _ = ready.Close() }
+		switch kind {
+		case "stall":
+			flood(t, bigRegistry(t), n, inPlace)
+		case "body":
+			floodBodies(t, n, inPlace)
+		case "auth":
+			floodAuth(t, n, inPlace)
+		default:
+			t.Fatalf("%s=%q: no flood of kind %q", floodEnv, v, kind)
+		}
 		return
 	}
 	t.Parallel()
-	ns := []int{10, 40, 80}
-	runs := make([]*floodRun, len(ns))
-	for i, n := range ns { // all started before any is waited on: -test.parallel is the cores
-		runs[i] = startFlood(t, n)
+	var floods []string
+	for _, n := range []int{10, 40, 80} {
+		floods = append(floods, fmt.Sprintf("stall:%d", n))
 	}
-	for i, n := range ns {
-		t.Run(fmt.Sprint(n), runs[i].wait)
+	for _, kind := range []string{"body", "auth"} {
+		for _, n := range []int{16, 64, 256} {
+			floods = append(floods, fmt.Sprintf("%s:%d", kind, n))
+		}
+	}
+	runs := make([]*floodRun, len(floods))
+	for i, f := range floods { // all started before any is waited on: -test.parallel is the cores
+		runs[i] = startFlood(t, f)
+	}
+	for i, f := range floods {
+		t.Run(strings.Replace(f, ":", "/", 1), runs[i].wait)
 	}
 }
 
 // floodEnv tells a test process started by TestScrapeFlood which flood it runs.
 const floodEnv = "RESCTRL_MON_TEST_FLOOD"
 
-// floodRun is the flood of n in this test binary started again.
+// floodRun is a flood (kind:n) in this test binary started again.
 type floodRun struct {
-	n   int
+	n   string
 	cmd *exec.Cmd
 	out bytes.Buffer
 }
 
-func startFlood(t *testing.T, n int) *floodRun {
+func startFlood(t *testing.T, n string) *floodRun {
 	t.Helper()
 	r := &floodRun{n: n, cmd: exec.CommandContext(t.Context(), os.Args[0], "-test.run=^TestScrapeFlood$", "-test.count=1", "-test.v")}
-	r.cmd.Env = append(os.Environ(), fmt.Sprintf("%s=%d", floodEnv, n))
+	r.cmd.Env = append(os.Environ(), floodEnv+"="+n)
 	r.cmd.Stdout, r.cmd.Stderr = &r.out, &r.out
 	inPlace, w, err := os.Pipe()
 	if err != nil {
@@ -209,7 +248,7 @@ func startFlood(t *testing.T, n int) *floodRun {
 	err = r.cmd.Start()
 	_ = w.Close()
 	if err != nil {
-		t.Fatalf("start the flood of %d: %v", n, err)
+		t.Fatalf("start the flood %s: %v", n, err)
 	}
 	_, _ = io.Copy(io.Discard, inPlace) // EOF: in place, or the process ended
 	return r
@@ -218,13 +257,13 @@ func startFlood(t *testing.T, n int) *floodRun {
 // wait passes when the flood's process passed, its output in the test's log.
 func (r *floodRun) wait(t *testing.T) {
 	err := r.cmd.Wait()
-	t.Logf("the flood of %d in a process of its own:\n%s", r.n, r.out.Bytes())
+	t.Logf("the flood %s in a process of its own:\n%s", r.n, r.out.Bytes())
 	if err != nil {
-		t.Fatalf("the flood of %d: %v", r.n, err)
+		t.Fatalf("the flood %s: %v", r.n, err)
 	}
 	// A process that ran no test exits 0 too (a renamed test, a -test.run matching none).
 	if !bytes.Contains(r.out.Bytes(), []byte("--- PASS: TestScrapeFlood")) {
-		t.Fatalf("the flood of %d did not run in its process", r.n)
+		t.Fatalf("the flood %s did not run in its process", r.n)
 	}
 }
 

@@ -1,6 +1,7 @@
 package httpguard
 
 import (
+	"context"
 	"log"
 	"net"
 	"net/http"
@@ -42,8 +43,17 @@ func (g *Guard) Stats() Stats {
 
 // Server returns an http.Server for h with the Guard's timeouts and header cap, reporting
 // its connections' states to the Guard. Serve it on Listener's listener.
-func (g *Guard) Server(h http.Handler, errorLog *log.Logger) *http.Server {
-	return &http.Server{
+//
+// Every request goes first through the Guard's own check (a request with a body is refused
+// at once, body.go), then through front in order (front[0] first), then to the server's
+// handler. That order holds even when the handler is replaced between here and serving:
+// exporter-toolkit's web.Serve puts its basic auth around the server's handler, and a check
+// behind it would come too late, after a bcrypt or a 401 that waits for the body. So the
+// chain is put around whatever handler the server has when it starts serving (BaseContext
+// is called once by Serve, before its first accept; connections' goroutines start after
+// it, so they see the handler it set).
+func (g *Guard) Server(h http.Handler, errorLog *log.Logger, front ...func(http.Handler) http.Handler) *http.Server {
+	srv := &http.Server{
 		Handler:           h,
 		ReadHeaderTimeout: g.lim.ReadHeaderTimeout,
 		ReadTimeout:       g.lim.ReadTimeout,
@@ -53,6 +63,21 @@ func (g *Guard) Server(h http.Handler, errorLog *log.Logger) *http.Server {
 		ErrorLog:          errorLog,
 		ConnState:         g.connState,
 	}
+	var once sync.Once // Serve may be called more than once (several listeners): wrap once
+	srv.BaseContext = func(net.Listener) context.Context {
+		once.Do(func() {
+			next := srv.Handler
+			if next == nil {
+				next = http.DefaultServeMux // what net/http serves for a nil Handler
+			}
+			for i := len(front) - 1; i >= 0; i-- {
+				next = front[i](next)
+			}
+			srv.Handler = refuseBodies(next)
+		})
+		return context.Background()
+	}
+	return srv
 }
 
 // Listener wraps inner so that at most MaxConnections accepted connections are open.

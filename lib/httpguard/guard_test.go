@@ -37,14 +37,19 @@ func TestWithDefaults(t *testing.T) {
 func serve(t *testing.T, lim httpguard.Limits, h http.Handler) (*httpguard.Guard, string) {
 	t.Helper()
 	g := httpguard.New(lim)
+	return g, serveOn(t, g, g.Server(h, nil))
+}
+
+// serveOn serves srv, made by g, on loopback until the test ends.
+func serveOn(t *testing.T, g *httpguard.Guard, srv *http.Server) string {
+	t.Helper()
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv := g.Server(h, nil)
 	go func() { _ = srv.Serve(g.Listener(l)) }()
 	t.Cleanup(func() { _ = srv.Close() })
-	return g, l.Addr().String()
+	return l.Addr().String()
 }
 
 func dial(t *testing.T, addr string) net.Conn {

@@ -14,6 +14,10 @@
 // and end at the write timeout. Only when every connection is busy is the newcomer closed.
 // Memory is then bounded by MaxConnections connections, each bounded by MaxHeaderBytes
 // and the handler's own limits.
+//
+// So nothing may keep a connection in a request on a client's say-so: a request with a
+// body is answered 413 and its connection closed at once (body.go), and BasicAuth keeps
+// wrong passwords from waiting for a bcrypt check (basicauth.go).
 package httpguard
 
 import "time"

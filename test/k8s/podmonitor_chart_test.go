@@ -104,7 +104,7 @@ func TestChartPodMonitorValues(t *testing.T) {
 	}
 }
 
-// A misspelt or misplaced key of the PodMonitor is refused by the
+// A misspelt or misplaced key of the PodMonitor or the PrometheusRule is refused by the
 // schema, naming it: the Operator would drop an unknown field silently (honourLabels would
 // leave the workload's labels exported_*).
 func TestChartMonitoringBadValues(t *testing.T) {
@@ -122,6 +122,11 @@ func TestChartMonitoringBadValues(t *testing.T) {
 		{"exporter.podMonitor.relabelings[0].targetLable=node", "targetLable"},
 		{"exporter.podMonitor.metricRelabelings[0].action=delete", "action"},
 		{"exporter.podMonitor.scheme=https", "scheme"},
+		{"prometheusRule.enable=true", "enable"},
+		{"prometheusRule.labels.release=kps", "labels"},
+		{"prometheusRule.rmidsUsedPercent=200", "rmidsUsedPercent"},
+		{"prometheusRule.runbookBaseURL=docs/alerts.md", "runbookBaseURL"},
+		{"prometheusRule.disabled.ResctrlMonPodsPending=yes", "ResctrlMonPodsPending"},
 	} {
 		_, err := helm(t, "template", "rm", chartDir(t), "--set", "exporter.podMonitor.enabled=true", "--set", tc.set)
 		if err == nil || !strings.Contains(err.Error(), tc.want) {

@@ -23,7 +23,9 @@ declare -A pkgs=(
 	[libc6-dev]="dpkg -s libc6-dev"
 	[pkg-config]="command -v pkg-config"
 	[libseccomp-dev]="dpkg -s libseccomp-dev"
-	[prometheus]="command -v prometheus"    # the exporter's end-to-end test scrapes serve with a real Prometheus
+	# The exporter's end-to-end test scrapes serve with a real Prometheus; promtool (the same
+	# package) checks a scrape (lib/exporter) and the chart's rules and their unit tests (test/k8s).
+	[prometheus]="command -v prometheus && command -v promtool"
 	[openssl]="command -v openssl"          # test/k8s/cluster.sh makes the one-node cluster's PKI
 	[curl]="command -v curl"                # test/k8s/cluster.sh waits on the daemons' health endpoints
 	[docker-registry]="test -x /usr/bin/docker-registry"  # the release tests push to a real registry on loopback

@@ -134,7 +134,7 @@ func floodOf(t *testing.T, n int, webCfg string, cred []string, req func(i int) 
 		_, err = io.Copy(io.Discard, resp.Body)
 		_ = resp.Body.Close()
 		if err != nil || resp.StatusCode != http.StatusOK {
-			return fmt.Errorf("GET %s: %s, %v", path, resp.Status, err)
+			return fmt.Errorf("GET %s: %s, %w", path, resp.Status, err)
 		}
 		return nil
 	}

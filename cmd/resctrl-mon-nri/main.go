@@ -120,7 +120,7 @@ func run(ctx context.Context, args []string, stderr io.Writer) int {
 			return 2
 		}
 		inv.export.Log = log
-		inv.export.Ready = func(a net.Addr) { log.Info("serving /metrics, /healthz and /readyz", "address", a.String()) }
+		inv.export.Ready = func(a net.Addr) { log.Info("serving /metrics and /healthz", "address", a.String()) }
 		inv.export.Collectors = []prometheus.Collector{p.Collector()}
 		inv.export.Healthy, inv.export.Readiness = p.Live, p.Ready
 		n, nerr := exporter.NewNode(cfg, inv.export)

@@ -4,6 +4,7 @@ import (
 	"slices"
 	"sync"
 	"syscall"
+	"time"
 
 	"github.com/resctrl-mon/resctrl-mon/lib/resctrlfs"
 )
@@ -14,7 +15,7 @@ import (
 // llc_occupancy below max_threshold_occupancy in every L3 domain; while only dirty RMIDs are
 // free, mkdir says EBUSY and "Out of RMIDs", as resctrl_find_free_rmid does, and ENOSPC when
 // none is free at all. Simpler than the simulator: no clock, so no worker of its own and no
-// decay. A test runs the worker's pass (Pass), and a freed RMID reads what its group read at
+// decay. A test runs the worker's pass (Pass), or Run runs it on a ticker as the kernel's; and a freed RMID reads what its group read at
 // the removal (SetCounters', else the fixture tree's llc_occupancy), or what SetOccupancy
 // holds for its path now.
 
@@ -215,4 +216,26 @@ func (l *Limbo) LimboThreshold() (uint64, bool, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	return l.threshold, true, nil
+}
+
+// Run runs the worker's pass every interval, as the kernel's (every second) and the
+// simulator's do, until stop is called.
+func (l *Limbo) Run(every time.Duration) (stop func()) {
+	done := make(chan struct{})
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		t := time.NewTicker(every)
+		defer t.Stop()
+		for {
+			select {
+			case <-done:
+				return
+			case <-t.C:
+				l.Pass()
+			}
+		}
+	}()
+	return func() { close(done); wg.Wait() }
 }

@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"reflect"
 	"testing"
+	"time"
 
 	"github.com/resctrl-mon/resctrl-mon/lib/config"
 	"github.com/resctrl-mon/resctrl-mon/lib/resctrlfs"
@@ -36,7 +37,8 @@ type FakeEnv struct {
 // Fake is New on the in-memory fake (test/resctrlfake), for tests that run one body on both:
 // NumRMIDs-1 groups (RMID 0 is the root group's, as in the simulator), RMIDs in limbo for
 // longer than any test when LimboTime is set, the kernel's limbo when Limbo is (its worker
-// runs when the test says: Backend.LimboPass, so LimboInterval is the simulator's only), the counters of one L3 domain as the
+// on a ticker of LimboInterval, 1s by default, as the simulator's; Backend.LimboPass runs a
+// pass at once), the counters of one L3 domain as the
 // simulator's default mount has (the l3 fixture tree's first domain) or of both the tree has
 // (L3Domains 2), and in mbm_event mode (MBMAssign) MBMCounters counters a domain, the root
 // group holding its own first, as at mount. Options the
@@ -70,7 +72,9 @@ func Fake(t testing.TB, o resctrlsim.Options) *FakeEnv {
 	case o.LimboTime > 0:
 		rs = resctrlfake.WithLimbo(fake)
 	case o.Limbo:
-		rs = resctrlfake.WithOccupancyLimbo(fake)
+		l := resctrlfake.WithOccupancyLimbo(fake)
+		t.Cleanup(l.Run(cmp.Or(o.LimboInterval, time.Second)))
+		rs = l
 	}
 	dir := t.TempDir()
 	cfg := config.Default()

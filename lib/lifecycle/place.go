@@ -253,6 +253,11 @@ func (m *Manager) undoReserve(tx *registry.Tx, id string, owned bool, out *Outco
 		forgetContainer(&tx.Rec, id)
 		err = errors.Join(err, tx.Save(), m.store.UnbindContainer(id))
 	}
+	if errors.Is(err, ErrGroupGone) {
+		// A join whose group ended since its front end looked (a reclaim took it, the
+		// pod ended): nothing failed, the front end places the container afresh.
+		return err
+	}
 	m.recordFailure(vocab.FailCreate, id, tx.Rec.Group, err)
 	return err
 }

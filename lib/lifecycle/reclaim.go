@@ -77,19 +77,25 @@ func (m *Manager) ensureReclaiming(name, class string) (reclaimed *Step, err err
 		m.log.Warn("reclaiming an RMID: reading the kernel's limbo threshold", "err", lerr)
 		return nil, err
 	}
-	st, ok := m.reclaim(name, lim)
+	// The new group is made while the reclaimed group's lock is still held: a container of
+	// that pod arriving meanwhile (it waits for the lock, then finds its group gone and
+	// makes one) cannot take the RMID its group's end freed for this pod.
+	create := func() error {
+		err := m.rs.Ensure(name, class)
+		if lim.on {
+			// The RMID is in limbo until the worker's next pass.
+			for start := time.Now(); errors.Is(err, syscall.EBUSY) && time.Since(start) < limboWait; {
+				time.Sleep(limboRetry)
+				err = m.rs.Ensure(name, class)
+			}
+		}
+		return err
+	}
+	st, made, ok := m.reclaim(name, lim, create)
 	if !ok {
 		return nil, err
 	}
-	err = m.rs.Ensure(name, class)
-	if lim.on {
-		// The RMID is in limbo until the worker's next pass.
-		for start := time.Now(); errors.Is(err, syscall.EBUSY) && time.Since(start) < limboWait; {
-			time.Sleep(limboRetry)
-			err = m.rs.Ensure(name, class)
-		}
-	}
-	return &st, err
+	return &st, made
 }
 
 // reclaim ends the group idle longest, so a new pod gets its RMID: an owned group with no
@@ -97,8 +103,9 @@ func (m *Manager) ensureReclaiming(name, class string) (reclaimed *Step, err err
 // retention would have. With limbo on, only a group whose llc_occupancy is below the limbo
 // threshold in every domain is a candidate (clean): another's RMID would stay dirty. A group
 // some call holds the lock of is passed over (someone works on that pod), after a short
-// wait: self's lock is held by the caller.
-func (m *Manager) reclaim(self string, lim limbo) (Step, bool) {
+// wait: self's lock is held by the caller. create makes self's group, under the ended group's
+// lock; made is what it said.
+func (m *Manager) reclaim(self string, lim limbo, create func() error) (st Step, made error, ok bool) {
 	recs, err := m.store.List()
 	if err != nil {
 		m.log.Warn("reclaiming an RMID: listing the groups", "err", err)
@@ -113,7 +120,7 @@ func (m *Manager) reclaim(self string, lim limbo) (Step, bool) {
 	// group passed over (locked, still holding tasks, its lines in the cache) costs a lock
 	// wait, a tasks read or a counters read.
 	for _, r := range recs[:min(len(recs), maxReclaimTries)] {
-		st := Step{Action: vocab.Reclaimed, Group: r.Path, Pod: podOf(r)}
+		st = Step{Action: vocab.Reclaimed, Group: r.Path, Pod: podOf(r)}
 		done := false
 		uerr := m.store.Update(r.Group, sweepLockWait, func(tx *registry.Tx) error {
 			// Re-read under the lock: a container may have joined since the listing.
@@ -134,6 +141,7 @@ func (m *Manager) reclaim(self string, lim limbo) (Step, bool) {
 			}
 			idleFor := m.now().Sub(*r.IdleSince).Round(time.Second)
 			st.Detail, done = fmt.Sprintf("idle for %s of its %s retention: its RMID went to a new pod", idleFor, m.cfg.Retention), true
+			made = create()
 			return nil
 		})
 		if uerr != nil && !errors.Is(uerr, registry.ErrLocked) {
@@ -141,10 +149,10 @@ func (m *Manager) reclaim(self string, lim limbo) (Step, bool) {
 		}
 		if done {
 			m.log.Info("reclaimed an idle group's RMID", "group", st.Group, "pod", st.Pod, "for", self, "detail", st.Detail)
-			return st, true
+			return st, made, true
 		}
 	}
-	return Step{}, false
+	return Step{}, nil, false
 }
 
 // dirtyLines says why the group at path's RMID would stay in the kernel's limbo after its

@@ -344,7 +344,7 @@ func (m *Manager) ensureGroup(rec registry.Record, owned bool) (created bool, re
 	if existed && !owned {
 		return false, nil, fmt.Errorf("%w: %s", ErrForeign, rec.Path)
 	}
-	if reclaimed, err = m.ensureReclaiming(rec.Group, rec.Class); err != nil {
+	if reclaimed, err = m.ensureReclaiming(rec.Group, rec.Class, false); err != nil {
 		if noRMID(err) {
 			return false, reclaimed, fmt.Errorf("%w for %s: %s", ErrNoRMIDs, rec.Path, m.kernelSays())
 		}

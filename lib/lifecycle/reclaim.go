@@ -65,8 +65,15 @@ func (m *Manager) readLimbo() (limbo, error) {
 // Only ENOSPC is reclaimed from. EBUSY is the kernel's limbo: free RMIDs exist but are
 // still dirty, and ending another group would only add its RMID to them; the pod is
 // pending, as before, and the sweep completes it once an RMID is clean.
-func (m *Manager) ensureReclaiming(name, class string) (reclaimed *Step, err error) {
+//
+// awaitLimbo (housekeeping: CompletePending, never a placement) waits for the worker's pass
+// on EBUSY too, bounded as above: an RMID a pod's end or a reclaim freed a moment ago is the
+// pending pod's once the pass finds it clean, and nothing else would retry the pod then.
+func (m *Manager) ensureReclaiming(name, class string, awaitLimbo bool) (reclaimed *Step, err error) {
 	err = m.rs.Ensure(name, class)
+	if awaitLimbo && errors.Is(err, syscall.EBUSY) {
+		err = m.awaitLimbo(name, class, err)
+	}
 	if err == nil || !noRMID(err) || errors.Is(err, syscall.EBUSY) || m.cfg.RMIDReclaim != config.RMIDReclaimIdle {
 		return nil, err
 	}
@@ -82,12 +89,9 @@ func (m *Manager) ensureReclaiming(name, class string) (reclaimed *Step, err err
 	// makes one) cannot take the RMID its group's end freed for this pod.
 	create := func() error {
 		err := m.rs.Ensure(name, class)
-		if lim.on {
+		if lim.on && errors.Is(err, syscall.EBUSY) {
 			// The RMID is in limbo until the worker's next pass.
-			for start := time.Now(); errors.Is(err, syscall.EBUSY) && time.Since(start) < limboWait; {
-				time.Sleep(limboRetry)
-				err = m.rs.Ensure(name, class)
-			}
+			err = m.awaitLimbo(name, class, err)
 		}
 		return err
 	}
@@ -96,6 +100,16 @@ func (m *Manager) ensureReclaiming(name, class string) (reclaimed *Step, err err
 		return nil, err
 	}
 	return &st, made
+}
+
+// awaitLimbo tries Ensure again while it says EBUSY (err), for at most limboWait: the
+// kernel's limbo worker frees a clean RMID on its next pass, within a second.
+func (m *Manager) awaitLimbo(name, class string, err error) error {
+	for start := time.Now(); errors.Is(err, syscall.EBUSY) && time.Since(start) < limboWait; {
+		time.Sleep(limboRetry)
+		err = m.rs.Ensure(name, class)
+	}
+	return err
 }
 
 // reclaim ends the group idle longest, so a new pod gets its RMID: an owned group with no
@@ -236,7 +250,7 @@ func (m *Manager) completeOne(tx *registry.Tx) (steps []Step, full bool, err err
 	if !alive {
 		return nil, false, nil
 	}
-	reclaimed, err := m.ensureReclaiming(tx.Rec.Group, tx.Rec.Class)
+	reclaimed, err := m.ensureReclaiming(tx.Rec.Group, tx.Rec.Class, true)
 	if reclaimed != nil {
 		steps = append(steps, *reclaimed)
 	}

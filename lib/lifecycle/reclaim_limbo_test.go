@@ -139,3 +139,37 @@ func TestReclaimWaitsForLimboBounded(t *testing.T) {
 		}
 	})
 }
+
+// A pending pod is completed by the housekeeping right after a pod's end freed an RMID, under
+// the kernel's limbo too: the RMID is dirty until the worker's next pass, which
+// CompletePending waits for (bounded), since nothing else would retry the pod then (the NRI
+// adapter runs it once, after the pod's end).
+func TestCompletePendingAwaitsLimbo(t *testing.T) {
+	t.Parallel()
+	onBoth(t, func(t *testing.T, newEnv newEnvFunc) {
+		e := newEnv(t, resctrlsim.Options{NumRMIDs: 3, Limbo: true, LimboInterval: 50 * time.Millisecond}, nil)
+		c := &churn{env: e}
+		_, first, _, err := c.start()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, _, _, err := c.start(); err != nil {
+			t.Fatal(err)
+		}
+		n, pid, out, err := c.start()
+		if !errors.Is(err, ErrNoRMIDs) || out.Action != vocab.Pending {
+			t.Fatalf("pod %d on a full node of live pods: %+v, %v; want pending", n, out, err)
+		}
+		crash(t, first)
+		if o, err := c.m.EndPod(PodEnd{PodUID: podN(1), SandboxID: sbN(1)}); err != nil || o.Action != vocab.Removed {
+			t.Fatalf("end pod 1: %+v, %v", o, err)
+		}
+		steps, err := c.m.CompletePending()
+		if err != nil || len(steps) != 1 || steps[0].Action != vocab.Completed {
+			t.Fatalf("completing pod %d right after pod 1's end, its RMID in limbo: %+v, %v; want completed", n, steps, err)
+		}
+		if !slices.Contains(c.tasks("mon_groups/"+podN(n)), pid) {
+			t.Errorf("pod %d's container is not in its group", n)
+		}
+	})
+}

@@ -166,6 +166,8 @@ func TestCompletePendingAwaitsLimbo(t *testing.T) {
 		}
 		steps, err := c.m.CompletePending()
 		if err != nil || len(steps) != 1 || steps[0].Action != vocab.Completed {
+			rec, owned, lerr := c.m.Store().Load(podN(n))
+			t.Logf("pod record %+v (owned %v, %v), group there %v", rec, owned, lerr, c.exists("mon_groups/"+podN(n)))
 			t.Fatalf("completing pod %d right after pod 1's end, its RMID in limbo: %+v, %v; want completed", n, steps, err)
 		}
 		if !slices.Contains(c.tasks("mon_groups/"+podN(n)), pid) {

@@ -151,7 +151,8 @@ func testNRIContainerdRMIDReclaim(t *testing.T, limbo bool) {
 		t.Fatal(err)
 	}
 	if err := poll.Until(20*time.Second, func() error {
-		if !slices.Contains(e.GroupTasks(group(next)), pid) {
+		// The group is made first (with limbo, once the freed RMID has left it).
+		if !e.Exists(group(next)) || !slices.Contains(e.GroupTasks(group(next)), pid) {
 			return os.ErrNotExist
 		}
 		return nil

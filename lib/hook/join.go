@@ -2,6 +2,7 @@ package hook
 
 import (
 	"errors"
+	"fmt"
 	"io/fs"
 	"log/slog"
 	"path/filepath"
@@ -22,8 +23,9 @@ import (
 	"github.com/resctrl-mon/resctrl-mon/lib/vocab"
 )
 
-// errNotJoin: the group a join expected is gone; the worker places the container.
-var errNotJoin = errors.New("the pod's group is gone: not a join")
+// errNotJoin: the group a join expected is gone; the worker places the container. It is
+// lifecycle's ErrGroupGone, so Place takes the container back without recording a failure.
+var errNotJoin = fmt.Errorf("%w: not a join", lifecycle.ErrGroupGone)
 
 // join places a container whose pod's group is live (it has containers, or is idle within
 // its retention; it is not pending and is of the container's class), most containers of a

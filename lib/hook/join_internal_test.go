@@ -1,9 +1,12 @@
 package hook
 
 import (
+	"errors"
+
 	"testing"
 	"time"
 
+	"github.com/resctrl-mon/resctrl-mon/lib/aside"
 	"github.com/resctrl-mon/resctrl-mon/lib/lifecycle"
 	"github.com/resctrl-mon/resctrl-mon/lib/registry"
 )
@@ -39,5 +42,22 @@ func TestLive(t *testing.T) {
 		if got := live(r, tc.p, 5*time.Minute, end); got != tc.want {
 			t.Errorf("%s: live %v, want %v", tc.name, got, tc.want)
 		}
+	}
+}
+
+// A join whose group ended between its look and Place's Ensure (a reclaim took it, the pod
+// ended) answers lifecycle's ErrGroupGone: Place then takes the container back without
+// recording a creation failure, and the worker places it afresh.
+func TestJoinEnsureOfAGoneGroupIsGroupGone(t *testing.T) {
+	t.Parallel()
+	calls, err := aside.NewCalls()
+	if err != nil {
+		t.Skipf("no calls aside here: %v", err)
+	}
+	defer calls.Close()
+	g := &asideGroups{root: t.TempDir(), calls: calls, deadline: time.Now().Add(time.Minute)}
+	err = g.Ensure("0a1b2c3d-0000-4000-8000-00000000000a", "")
+	if !errors.Is(err, lifecycle.ErrGroupGone) {
+		t.Fatalf("Ensure of a group that is not there: %v; want lifecycle.ErrGroupGone", err)
 	}
 }

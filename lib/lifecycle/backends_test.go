@@ -109,7 +109,10 @@ func (e *env) tasks(group string) []int {
 }
 
 // backend is the env's resctrl as the test reads it back (simenv.Backend).
-func (e *env) backend() simenv.Backend { return simenv.Backend{Sim: e.sim, Fake: e.fake} }
+func (e *env) backend() simenv.Backend {
+	limbo, _ := e.rs.(*resctrlfake.Limbo)
+	return simenv.Backend{Sim: e.sim, Fake: e.fake, Limbo: limbo}
+}
 
 func (e *env) exists(group string) bool { return e.backend().Exists(group) }
 

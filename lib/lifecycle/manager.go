@@ -41,6 +41,12 @@ var (
 	ErrForeign = errors.New("group exists and is not ours")
 	// ErrBadInput: what the runtime gave is unusable.
 	ErrBadInput = errors.New("bad input")
+	// ErrGroupGone is what a resctrl that makes no group (the hook's join in its own
+	// process: it only joins groups that are there) answers an Ensure of a group that is
+	// not there: the pod's group ended since the caller looked (a reclaim, the pod's end).
+	// Place takes the container back and records no failure: the caller places it another
+	// way.
+	ErrGroupGone = errors.New("the pod's group is gone")
 )
 
 // lockTimeout bounds the wait for a pod's lock: hooks of one pod are short, so a longer

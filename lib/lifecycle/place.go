@@ -253,6 +253,11 @@ func (m *Manager) undoReserve(tx *registry.Tx, id string, owned bool, out *Outco
 		forgetContainer(&tx.Rec, id)
 		err = errors.Join(err, tx.Save(), m.store.UnbindContainer(id))
 	}
+	if errors.Is(err, ErrGroupGone) {
+		// A join whose group ended since its front end looked (a reclaim took it, the
+		// pod ended): nothing failed, the front end places the container afresh.
+		return err
+	}
 	m.recordFailure(vocab.FailCreate, id, tx.Rec.Group, err)
 	return err
 }
@@ -339,7 +344,7 @@ func (m *Manager) ensureGroup(rec registry.Record, owned bool) (created bool, re
 	if existed && !owned {
 		return false, nil, fmt.Errorf("%w: %s", ErrForeign, rec.Path)
 	}
-	if reclaimed, err = m.ensureReclaiming(rec.Group, rec.Class); err != nil {
+	if reclaimed, err = m.ensureReclaiming(rec.Group, rec.Class, false); err != nil {
 		if noRMID(err) {
 			return false, reclaimed, fmt.Errorf("%w for %s: %s", ErrNoRMIDs, rec.Path, m.kernelSays())
 		}

@@ -201,7 +201,7 @@ func (m *Manager) reconcileLive(w *wanted, cgroups cgroup.Index, o ReconcileOpti
 			return nil
 		}
 		// goresctrl adopts an existing group or makes a missing one; either way it tracks it.
-		reclaimed, err := m.ensureReclaiming(w.name, w.class)
+		reclaimed, err := m.ensureReclaiming(w.name, w.class, false)
 		if reclaimed != nil {
 			// Before the pod's own step (created, completed, recreated), which a pod left
 			// pending replaces.

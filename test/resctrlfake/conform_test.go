@@ -418,3 +418,125 @@ func TestConformCounters(t *testing.T) {
 		run(t, simBackend(t, resctrlsim.Options{MBMAssign: resctrlsim.MBMAssignEvent, MBMCounters: 8, L3Domains: 2}), script)
 	})
 }
+
+// limboCtl is what a limbo script does outside Groups: a test holding a group's occupancy, the
+// limbo worker's pass, an administrator's write to max_threshold_occupancy.
+type limboCtl struct {
+	setOcc    func(path string, bytes uint64) // 0 clears it
+	pass      func() int
+	threshold func(bytes uint64)
+}
+
+func occupancy(path string, bytes uint64, c *limboCtl) func(*testing.T, *backend, map[string]int) string {
+	return func(*testing.T, *backend, map[string]int) string { c.setOcc(path, bytes); return "ok" }
+}
+
+// llc is the group's highest llc_occupancy reading.
+func llc(path string) func(*testing.T, *backend, map[string]int) string {
+	return func(_ *testing.T, b *backend, _ map[string]int) string {
+		readings, _, err := b.rs.Counters(path)
+		if err != nil {
+			return say(b, err)
+		}
+		top := -1.0
+		for _, r := range readings {
+			if r.Name == "llc_occupancy" {
+				top = max(top, r.Value)
+			}
+		}
+		return strconv.FormatFloat(top, 'f', -1, 64)
+	}
+}
+
+// TestConformLimbo: the kernel's RMID limbo (fs/resctrl/monitor.c) on the fake as on the
+// simulator: an rmdir'd group's RMID is dirty until the worker's pass, EBUSY meanwhile and
+// ENOSPC with limbo empty; a pass frees it only with its occupancy below the threshold, which
+// an administrator may raise.
+func TestConformLimbo(t *testing.T) {
+	t.Parallel()
+	root := func(name string) string { return "mon_groups/" + name }
+	script := func(c *limboCtl) []step {
+		pass := func(*testing.T, *backend, map[string]int) string { return fmt.Sprintf("freed %d", c.pass()) }
+		const busy = "device or resource busy (Out of RMIDs)"
+		return []step{
+			{"limbo", func(_ *testing.T, b *backend, _ map[string]int) string {
+				th, on, err := b.rs.(interface {
+					LimboThreshold() (uint64, bool, error)
+				}).LimboThreshold()
+				return fmt.Sprintf("%d %v %v", th, on, err)
+			}, "1048576 true <nil>"},
+			{"mkdir A", ensure(groupA, ""), "ok"},
+			{"mkdir B", ensure(groupB, ""), "ok"},
+			{"mkdir X with every RMID used", ensure(groupX, ""), "ErrNoRMIDs ENOSPC (Out of RMIDs)"},
+			{"A's lines held at 2 MiB", occupancy(root(groupA), 2<<20, c), "ok"},
+			{"A's llc_occupancy", llc(root(groupA)), "2097152"},
+			{"rmdir A", remove(groupA, ""), "ok"},
+			{"mkdir X with A's RMID in limbo", ensure(groupX, ""), busy},
+			{"a pass with A's lines above the threshold", pass, "freed 0"},
+			{"mkdir X still", ensure(groupX, ""), busy},
+			{"A's lines gone", occupancy(root(groupA), 0, c), "ok"},
+			{"a pass", pass, "freed 1"},
+			{"mkdir X in A's RMID", ensure(groupX, ""), "ok"},
+			{"rmdir B, its occupancy nil", remove(groupB, ""), "ok"},
+			{"mkdir A right after: limbo is unconditional", ensure(groupA, ""), busy},
+			{"a pass", pass, "freed 1"},
+			{"mkdir A in B's RMID", ensure(groupA, ""), "ok"},
+			{"X's lines held at 4 MiB", occupancy(root(groupX), 4<<20, c), "ok"},
+			{"rmdir X", remove(groupX, ""), "ok"},
+			{"a pass", pass, "freed 0"},
+			{"the threshold raised to 8 MiB", func(*testing.T, *backend, map[string]int) string { c.threshold(8 << 20); return "ok" }, "ok"},
+			{"limbo after the write", func(_ *testing.T, b *backend, _ map[string]int) string {
+				th, _, err := b.rs.(interface {
+					LimboThreshold() (uint64, bool, error)
+				}).LimboThreshold()
+				return fmt.Sprintf("%d %v", th, err)
+			}, "8388608 <nil>"},
+			{"a pass under the raised threshold", pass, "freed 1"},
+			{"mkdir B in X's RMID", ensure(groupB, ""), "ok"},
+			{"mkdir X with every RMID used, limbo empty", ensure(groupX, ""), "ErrNoRMIDs ENOSPC (Out of RMIDs)"},
+		}
+	}
+	t.Run("fake", func(t *testing.T) {
+		t.Parallel()
+		f := resctrlfake.New(2)
+		l := resctrlfake.WithOccupancyLimbo(f)
+		c := &limboCtl{
+			setOcc: func(path string, bytes uint64) {
+				if bytes == 0 {
+					f.ClearOccupancy(path)
+					return
+				}
+				f.SetOccupancy(path, bytes)
+			},
+			pass: l.Pass, threshold: l.SetThreshold}
+		b := fakeBackend(2, nil)
+		b.rs = l
+		run(t, b, script(c))
+	})
+	t.Run("simulator", func(t *testing.T) {
+		t.Parallel()
+		// The root's RMID and two for monitoring groups; the worker's own passes an hour
+		// apart, so only the script's run.
+		o := resctrlsim.Options{NumRMIDs: 3, Limbo: true, LimboInterval: 1 << 62}
+		sim := resctrlsim.MountT(t, o)
+		k, err := lifecycle.OpenResctrl(sim.Dir, resctrlfs.CheckSimulator, slog.New(slog.DiscardHandler))
+		if err != nil {
+			t.Fatal(err)
+		}
+		c := &limboCtl{
+			setOcc: func(path string, bytes uint64) {
+				if bytes == 0 {
+					sim.ClearOccupancy(path)
+					return
+				}
+				sim.SetOccupancy(path, bytes)
+			},
+			pass: sim.LimboPass,
+			threshold: func(bytes uint64) {
+				if err := os.WriteFile(filepath.Join(sim.Dir, "info/L3_MON/max_threshold_occupancy"), []byte(strconv.FormatUint(bytes, 10)+"\n"), 0); err != nil {
+					t.Fatal(err)
+				}
+			}}
+		run(t, &backend{rs: k}, script(c))
+	})
+}

@@ -26,6 +26,11 @@ type Resctrl struct {
 	assign  assigner
 	faults  map[Op]fault
 	removed []string // groups' paths as they were removed, in order
+	// freed is every RMID a removal freed, in order, with what Limbo reads of it.
+	freed []freedRMID
+	// occupancy is a test's llc_occupancy for a path (SetOccupancy), which follows the
+	// group's RMID into limbo, as the simulator's counter command does.
+	occupancy map[string]uint64
 }
 
 type group struct {
@@ -195,7 +200,8 @@ func (f *Resctrl) Remove(name, class string) error {
 	if !tracked {
 		p = resctrlfs.GroupPath(class, name)
 	}
-	if _, ok := f.groups[p]; !ok {
+	g, ok := f.groups[p]
+	if !ok {
 		delete(f.paths, name)
 		return nil
 	}
@@ -207,6 +213,7 @@ func (f *Resctrl) Remove(name, class string) error {
 	delete(f.paths, name)
 	f.assign.release(p)
 	f.removed = append(f.removed, p)
+	f.free(p, g)
 	return nil
 }
 
@@ -256,11 +263,12 @@ func (f *Resctrl) Counters(path string) ([]resctrlfs.Reading, []resctrlfs.Missin
 	case err != nil:
 		return nil, nil, err
 	case set:
-		return append([]resctrlfs.Reading(nil), readings...), append([]resctrlfs.Missing(nil), missing...), nil
+		return f.occupied(path, readings), append([]resctrlfs.Missing(nil), missing...), nil
 	case tree == "":
-		return nil, nil, nil
+		return f.occupied(path, nil), nil, nil
 	}
 	readings, missing, err = f.reader.Read(tree)
+	readings = f.occupied(path, readings)
 	if err != nil || held == nil {
 		return readings, missing, err
 	}

@@ -59,6 +59,7 @@ func (f *Resctrl) Remount() {
 	gone := slices.Sorted(maps.Keys(f.groups))
 	for _, p := range gone {
 		f.assign.release(p)
+		f.free(p, f.groups[p])
 	}
 	clear(f.groups)
 	clear(f.class)

@@ -94,6 +94,7 @@ type Command struct {
 //	fail <op> <count> <errno>     the next <count> <op>s fail with <errno> (ENOSPC or 28)
 //	latency <op> <duration>       every <op> first sleeps <duration> (0 to stop)
 //	counter <name|*> <state> [group]  reads of that counter print <state> instead of a number
+//	                              (for llc_occupancy <state> may be a number of bytes: limbo.go)
 //	reset                         forget every group, as a re-mount of resctrl does
 //	clear                         remove every injected fault
 //	status                        print the simulator's state as JSON
@@ -137,8 +138,8 @@ func ParseCommand(line string) (Command, error) {
 		if c.Counter != "*" && !isCounterName(c.Counter) {
 			return c, fmt.Errorf("counter: unknown counter %q", c.Counter)
 		}
-		if c.State != "clear" && !slices.Contains(counterStates, c.State) {
-			return c, fmt.Errorf("counter: state %q: want Unavailable, Error, Unassigned or clear", c.State)
+		if c.State != "clear" && !slices.Contains(counterStates, c.State) && !occupancyValue(c.Counter, c.State) {
+			return c, fmt.Errorf("counter: state %q: want Unavailable, Error, Unassigned, clear or (llc_occupancy only) a number of bytes", c.State)
 		}
 		c.Group, c.AllGroup = "*", true
 		if len(f) == 4 {
@@ -170,6 +171,13 @@ func parseErrno(s string) (syscall.Errno, error) {
 		return 0, fmt.Errorf("errno %q: want a name like ENOSPC or a number from 1 to 4095", s)
 	}
 	return syscall.Errno(n), nil
+}
+
+// occupancyValue reports whether state is a number of bytes for llc_occupancy to read (a
+// gauge a test may set; the other counters only grow, see limbo.go).
+func occupancyValue(counter, state string) bool {
+	_, err := strconv.ParseUint(state, 10, 64)
+	return counter == "llc_occupancy" && err == nil
 }
 
 func isCounterName(s string) bool {

@@ -374,6 +374,8 @@ func (f *fileNode) render() (string, syscall.Errno) {
 		return m.readCounter(g, f.e.domain, f.e.idx, f.e.name)
 	case fileLastCmd:
 		return m.lastCmd + "\n", 0
+	case fileThreshold:
+		return m.renderThreshold(), 0
 	case fileAssignMode:
 		return m.renderAssignMode(), 0
 	case fileNumCntrs:
@@ -403,6 +405,8 @@ func (f *fileNode) write(data []byte, caller int) syscall.Errno {
 		return f.m.writeCPUs(f.g, data, f.e.file == fileCPUsList)
 	case fileSchemata:
 		return f.m.writeSchemata(f.g, data)
+	case fileThreshold:
+		return f.m.writeThreshold(data)
 	case fileAssignMode:
 		return f.m.writeAssignMode(data)
 	case fileOnMkdir:

@@ -1,36 +1,27 @@
 package resctrlsim
 
-import (
-	"syscall"
-	"time"
-)
+import "syscall"
 
 // idPool hands out RMIDs or CLOSIDs. Id 0 is the root group's and never free. Freed ids go
-// to the tail (least recently used first, as the kernel's rmid_free_lru does), after an
-// optional stay in limbo.
+// to the tail (least recently used first, as the kernel's rmid_free_lru does), directly or
+// through limbo (limbo.go), which only the limbo worker's pass leaves.
 type idPool struct {
 	free  []int
 	limbo []limboID
-	delay time.Duration
 }
 
-type limboID struct {
-	id    int
-	clean time.Time // when the id's cache occupancy has drained
-}
-
-func newIDPool(n int, limbo time.Duration) *idPool {
-	p := &idPool{delay: limbo}
+func newIDPool(n int) *idPool {
+	p := &idPool{}
 	for id := 1; id < n; id++ {
 		p.free = append(p.free, id)
 	}
 	return p
 }
 
-// alloc returns a clean id. Like the kernel's resctrl_find_free_rmid: EBUSY when only dirty
-// ids remain, ENOSPC when there are none at all.
-func (p *idPool) alloc(now time.Time) (int, error) {
-	p.drain(now)
+// alloc returns a clean id. Like the kernel's resctrl_find_free_rmid: EBUSY when the free
+// list is empty and limbo is not, ENOSPC when both are empty. It never looks at limbo
+// itself: only the worker's pass frees a dirty id (cqm_handle_limbo).
+func (p *idPool) alloc() (int, error) {
 	if len(p.free) == 0 {
 		if len(p.limbo) > 0 {
 			return 0, syscall.EBUSY
@@ -42,28 +33,25 @@ func (p *idPool) alloc(now time.Time) (int, error) {
 	return id, nil
 }
 
-func (p *idPool) release(id int, now time.Time) {
-	if p.delay <= 0 {
-		p.free = append(p.free, id)
-		return
-	}
-	p.limbo = append(p.limbo, limboID{id: id, clean: now.Add(p.delay)})
-}
+// release frees id at once (no limbo: a CLOSID, or an RMID without llc_occupancy).
+func (p *idPool) release(id int) { p.free = append(p.free, id) }
 
-// drain moves the ids whose limbo time has passed to the free list, oldest first.
-func (p *idPool) drain(now time.Time) {
+// toLimbo puts a freed id in limbo, as add_rmid_to_limbo does, unconditionally.
+func (p *idPool) toLimbo(l limboID) { p.limbo = append(p.limbo, l) }
+
+// pass frees the ids in limbo that clean says are clean, oldest first, and reports how many.
+func (p *idPool) pass(clean func(limboID) bool) int {
 	kept := p.limbo[:0]
+	n := 0
 	for _, l := range p.limbo {
-		if now.Before(l.clean) {
+		if !clean(l) {
 			kept = append(kept, l)
 			continue
 		}
 		p.free = append(p.free, l.id)
+		n++
 	}
+	clear(p.limbo[len(kept):])
 	p.limbo = kept
-}
-
-func (p *idPool) inLimbo(now time.Time) int {
-	p.drain(now)
-	return len(p.limbo)
+	return n
 }

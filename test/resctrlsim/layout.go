@@ -28,6 +28,7 @@ const (
 	fileOnMkdir     // info/L3_MON/mbm_assign_on_mkdir
 	fileEventFilter // info/L3_MON/event_configs/<event>/event_filter
 	fileAssignments // <group>/mbm_L3_assignments
+	fileThreshold   // info/L3_MON/max_threshold_occupancy, see limbo.go
 )
 
 type dirKind uint8
@@ -134,7 +135,7 @@ func infoResEntries(res string, o Options) []entry {
 		es := []entry{
 			static("mon_features", strings.Join(l3Features(), "\n")),
 			static("num_rmids", fmt.Sprint(o.NumRMIDs)),
-			static("max_threshold_occupancy", fmt.Sprint(MaxThresholdOccupancy)),
+			{name: "max_threshold_occupancy", file: fileThreshold, rw: true},
 		}
 		if o.MBMAssign != MBMAssignAbsent {
 			es = append(es, entry{name: "mbm_assign_mode", file: fileAssignMode, rw: true})

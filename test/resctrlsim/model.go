@@ -82,9 +82,12 @@ type model struct {
 	tasks   map[int]*task
 	threads map[int]map[int]bool // tgid → tids with an entry in tasks
 	lastCmd string
-	assign  assigner
-	faults  faults
-	stats   Stats
+	// threshold is info/L3_MON/max_threshold_occupancy (limbo.go). It outlives a re-mount,
+	// as the kernel's resctrl_rmid_realloc_threshold does.
+	threshold uint64
+	assign    assigner
+	faults    faults
+	stats     Stats
 }
 
 // Stats are the simulator's own health figures, shown by the control socket's status.
@@ -92,16 +95,16 @@ type Stats struct {
 	Events          uint64 `json:"events"`           // proc connector events applied
 	LostEvents      uint64 `json:"lost_events"`      // times the kernel dropped events (inheritance may be wrong)
 	AmbiguousThread uint64 `json:"ambiguous_thread"` // new threads whose creator's group was unclear
+	LimboPasses     uint64 `json:"limbo_passes"`     // runs of the limbo worker
 }
 
 func newModel(opts Options, host Host) *model {
 	m := &model{
-		opts:    opts,
-		host:    host,
-		rmids:   newIDPool(opts.groupRMIDs(), opts.LimboTime),
-		closids: newIDPool(opts.NumCLOSIDs, 0),
-		lastCmd: "ok",
-		assign:  newAssigner(opts),
+		opts:      opts,
+		host:      host,
+		lastCmd:   "ok",
+		threshold: MaxThresholdOccupancy,
+		assign:    newAssigner(opts),
 	}
 	m.resetLocked()
 	return m
@@ -110,10 +113,14 @@ func newModel(opts Options, host Host) *model {
 // resetLocked forgets every group, as unmounting and mounting resctrl again does.
 func (m *model) resetLocked() {
 	if m.root != nil {
+		// rmdir_all_sub: every group's RMID is freed as an rmdir frees it, to limbo when
+		// limbo is on; limbo outlives the mount.
+		m.freeRMIDs(m.root, m.opts.now())
 		m.markDead(m.root)
+	} else {
+		m.rmids = newIDPool(m.opts.groupRMIDs())
 	}
-	m.rmids = newIDPool(m.opts.groupRMIDs(), m.opts.LimboTime)
-	m.closids = newIDPool(m.opts.NumCLOSIDs, 0)
+	m.closids = newIDPool(m.opts.NumCLOSIDs)
 	m.root = m.newGroup("", kindRoot, nil, 0, 0)
 	m.root.ctrls = map[string]*group{}
 	m.root.cpus = onlineCPUs()
@@ -179,12 +186,11 @@ func (m *model) mkdir(parent *group, name string, monGroup bool) (*group, syscal
 	if strings.ContainsRune(name, '\n') {
 		return nil, syscall.EINVAL
 	}
-	now := m.opts.now()
 	if monGroup {
 		if _, ok := parent.mons[name]; ok {
 			return nil, syscall.EEXIST
 		}
-		rmid, err := m.rmids.alloc(now)
+		rmid, err := m.rmids.alloc()
 		if err != nil {
 			return nil, m.fail(errnoOf(err), "Out of RMIDs")
 		}
@@ -199,13 +205,13 @@ func (m *model) mkdir(parent *group, name string, monGroup bool) (*group, syscal
 	if _, ok := parent.ctrls[name]; ok || isRootFile(name, m.opts) {
 		return nil, syscall.EEXIST
 	}
-	closid, err := m.closids.alloc(now)
+	closid, err := m.closids.alloc()
 	if err != nil {
 		return nil, m.fail(errnoOf(err), "Out of CLOSIDs")
 	}
-	rmid, err := m.rmids.alloc(now)
+	rmid, err := m.rmids.alloc()
 	if err != nil {
-		m.closids.release(closid, now)
+		m.closids.release(closid)
 		return nil, m.fail(errnoOf(err), "Out of RMIDs")
 	}
 	g := m.newGroup(name, kindCtrl, m.root, closid, rmid)
@@ -215,7 +221,7 @@ func (m *model) mkdir(parent *group, name string, monGroup bool) (*group, syscal
 }
 
 // rmdir removes a group. Its tasks go back to the parent control group (for a control
-// group: to the root), its RMIDs go to limbo.
+// group: to the root), its RMIDs are freed (to limbo when limbo is on, see limbo.go).
 func (m *model) rmdir(g *group) syscall.Errno {
 	m.lastCmd = "ok"
 	if g.dead {
@@ -239,12 +245,9 @@ func (m *model) rmdir(g *group) syscall.Errno {
 		}
 	}
 	m.releaseCntrs(g)
-	for _, c := range g.mons {
-		m.rmids.release(c.rmid, now)
-	}
-	m.rmids.release(g.rmid, now)
+	m.freeRMIDs(g, now)
 	if g.kind == kindCtrl {
-		m.closids.release(g.closid, now)
+		m.closids.release(g.closid)
 		delete(m.root.ctrls, g.name)
 	} else {
 		delete(g.parent.mons, g.name)

@@ -182,22 +182,101 @@ func TestChargeOnMove(t *testing.T) {
 	}
 }
 
+// The pool as alloc_rmid sees it: ENOSPC with none free, EBUSY with only dirty ones, and a
+// dirty id is free only after a pass finds it clean, never because alloc looked.
 func TestIDPoolLimbo(t *testing.T) {
 	t.Parallel()
-	now := time.Unix(1000, 0)
-	p := newIDPool(3, time.Second)
-	a, _ := p.alloc(now)
-	b, _ := p.alloc(now)
-	if _, err := p.alloc(now); !errors.Is(err, syscall.ENOSPC) {
+	p := newIDPool(3)
+	a, _ := p.alloc()
+	b, _ := p.alloc()
+	if _, err := p.alloc(); !errors.Is(err, syscall.ENOSPC) {
 		t.Fatalf("alloc with none free: %v, want ENOSPC", err)
 	}
-	p.release(a, now)
-	if _, err := p.alloc(now); !errors.Is(err, syscall.EBUSY) {
+	p.toLimbo(limboID{id: a})
+	if _, err := p.alloc(); !errors.Is(err, syscall.EBUSY) {
 		t.Fatalf("alloc with only a dirty id: %v, want EBUSY", err)
 	}
-	got, err := p.alloc(now.Add(time.Second))
+	if n := p.pass(func(limboID) bool { return false }); n != 0 {
+		t.Fatalf("a pass that finds it dirty freed %d", n)
+	}
+	if _, err := p.alloc(); !errors.Is(err, syscall.EBUSY) {
+		t.Fatalf("alloc after a dirty pass: %v, want EBUSY", err)
+	}
+	if n := p.pass(func(limboID) bool { return true }); n != 1 {
+		t.Fatalf("a clean pass freed %d, want 1", n)
+	}
+	got, err := p.alloc()
 	if err != nil || got != a {
 		t.Fatalf("alloc after limbo: %d, %v, want %d", got, err, a)
 	}
 	_ = b
+}
+
+// The limbo worker's pass on the model, with a clock: a freed RMID keeps its group's
+// occupancy, which decays; the pass frees it once it reads below the threshold, in every
+// domain; LimboTime holds it dirty whatever its occupancy; a test's occupancy follows the RMID
+// into limbo until cleared.
+func TestLimboPassFollowsOccupancy(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name  string
+		o     Options
+		occ   []float64     // each domain's occupancy at the rmdir
+		set   string        // a test's llc_occupancy for the group, "" none
+		after time.Duration // when the pass runs, after the rmdir
+		clean bool
+	}{
+		{name: "empty", o: Options{Limbo: true}, occ: []float64{0}, clean: true},
+		{name: "under", o: Options{Limbo: true}, occ: []float64{MaxThresholdOccupancy - occupancyScale}, clean: true},
+		{name: "at the threshold", o: Options{Limbo: true}, occ: []float64{MaxThresholdOccupancy}, clean: false},
+		{name: "above", o: Options{Limbo: true}, occ: []float64{4 * MaxThresholdOccupancy}, clean: false},
+		// 4 MiB decays under 1 MiB after LLCDecay·ln 4 (2.8s at the default 2s).
+		{name: "above, decayed", o: Options{Limbo: true}, occ: []float64{4 * MaxThresholdOccupancy}, after: 3 * time.Second, clean: true},
+		{name: "above, not yet decayed", o: Options{Limbo: true}, occ: []float64{4 * MaxThresholdOccupancy}, after: 2 * time.Second, clean: false},
+		{name: "one domain above", o: Options{Limbo: true, L3Domains: 2}, occ: []float64{0, 2 * MaxThresholdOccupancy}, clean: false},
+		{name: "set above", o: Options{Limbo: true}, occ: []float64{0}, set: "2097152", after: time.Hour, clean: false},
+		{name: "set under", o: Options{Limbo: true}, occ: []float64{4 * MaxThresholdOccupancy}, set: "0", clean: true},
+		{name: "set unreadable", o: Options{Limbo: true}, occ: []float64{0}, set: "Unavailable", clean: false},
+		{name: "held", o: Options{LimboTime: time.Minute}, occ: []float64{0}, after: time.Minute - time.Second, clean: false},
+		{name: "held, over", o: Options{LimboTime: time.Minute}, occ: []float64{0}, after: time.Minute, clean: true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			now := time.Unix(1000, 0)
+			tc.o.NumRMIDs = 2
+			tc.o.now = func() time.Time { return now }
+			m := newModel(tc.o.withDefaults(), newFakeHost())
+			g, errno := m.mkdir(m.root, "g", true)
+			if errno != 0 {
+				t.Fatal(errno)
+			}
+			for d, occ := range tc.occ {
+				g.counters.l3[d].occ, g.counters.l3[d].occAt = occ, now
+			}
+			if tc.set != "" {
+				m.faults.counter = map[counterKey]string{{"llc_occupancy", g.Path()}: tc.set}
+			}
+			if errno := m.rmdir(g); errno != 0 {
+				t.Fatal(errno)
+			}
+			if _, errno := m.mkdir(m.root, "h", true); errno != syscall.EBUSY {
+				t.Fatalf("mkdir with the only RMID in limbo: %v, want EBUSY", errno)
+			}
+			now = now.Add(tc.after)
+			if freed := m.limboPass(); (freed == 1) != tc.clean {
+				t.Fatalf("the pass freed %d, want clean %v", freed, tc.clean)
+			}
+			_, errno = m.mkdir(m.root, "h", true)
+			if want := map[bool]syscall.Errno{true: 0, false: syscall.EBUSY}[tc.clean]; errno != want {
+				t.Fatalf("mkdir after the pass: %v, want %v", errno, want)
+			}
+			if tc.set != "" && !tc.clean {
+				delete(m.faults.counter, counterKey{"llc_occupancy", g.Path()})
+				now = now.Add(time.Minute)
+				if m.limboPass() != 1 {
+					t.Errorf("the RMID stayed dirty after the test's occupancy was cleared")
+				}
+			}
+		})
+	}
 }

@@ -84,6 +84,10 @@ func Mount(dir string, opts Options) (*Sim, error) {
 	go func() { s.server.Wait(); close(s.served) }()
 	s.wg.Add(1)
 	go s.pumpEvents()
+	if opts.limbo() {
+		s.wg.Add(1)
+		go s.limboWorker(opts.LimboInterval)
+	}
 	if opts.SettleInterval > 0 {
 		s.wg.Add(1)
 		go s.settle(opts.SettleInterval)

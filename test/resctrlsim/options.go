@@ -20,9 +20,20 @@ type Options struct {
 	// PerfPkgRMIDs is info/PERF_PKG_MON/num_rmids; zero means NumRMIDs. With AET the
 	// number of groups is bounded by the smaller of the two, as the kernel does.
 	PerfPkgRMIDs int
-	// LimboTime is how long a freed RMID stays dirty before it can be reused. While only
-	// dirty RMIDs are free, mkdir fails with EBUSY.
+	// Limbo is the kernel's RMID limbo, on whenever llc_occupancy is monitored (limbo.go):
+	// a freed RMID is dirty until the limbo worker reads its occupancy below
+	// info/L3_MON/max_threshold_occupancy; while only dirty RMIDs are free, mkdir fails with
+	// EBUSY. Off (the default), a freed RMID is free at once.
+	Limbo bool
+	// LimboTime turns Limbo on and keeps every freed RMID dirty for at least that long,
+	// whatever its occupancy, as if a neighbour's traffic kept its lines counted: what a
+	// test wants that needs EBUSY for a while (an hour: for the whole test). A group's own
+	// llc_occupancy does not show it, so code that reads occupancy before an rmdir cannot
+	// foresee it; use Limbo and SetOccupancy for that.
 	LimboTime time.Duration
+	// LimboInterval is how often the limbo worker runs; zero means the kernel's 1s
+	// (CQM_LIMBOCHECK_INTERVAL). Sim.LimboPass runs one pass at once.
+	LimboInterval time.Duration
 	// TaskLists accepts comma-separated ids in one tasks write, as Linux ≥ 6.2 does. The
 	// default (false) is the older kernels' rule: one id per write(2).
 	TaskLists bool
@@ -63,7 +74,8 @@ type Rates struct {
 	ActivityPerCPUSecond      float64 // activity per CPU second
 }
 
-// MaxThresholdOccupancy is what info/L3_MON/max_threshold_occupancy shows.
+// MaxThresholdOccupancy is what info/L3_MON/max_threshold_occupancy shows at mount, until
+// written.
 const MaxThresholdOccupancy = 1 << 20
 
 func (o Options) withDefaults() Options {
@@ -81,6 +93,9 @@ func (o Options) withDefaults() Options {
 	}
 	if o.MBMAssign.assignable() && o.MBMCounters == 0 {
 		o.MBMCounters = 32
+	}
+	if o.LimboInterval == 0 {
+		o.LimboInterval = defaultLimboInterval
 	}
 	if o.SettleInterval == 0 {
 		o.SettleInterval = 250 * time.Millisecond
@@ -136,6 +151,8 @@ func (o Options) validate() error {
 		return fmt.Errorf("mbm counters %d: only with mbm assign %q or %q", o.MBMCounters, MBMAssignEvent, MBMAssignDefault)
 	case o.LimboTime < 0:
 		return fmt.Errorf("limbo time %s: must not be negative", o.LimboTime)
+	case o.LimboInterval < 0:
+		return fmt.Errorf("limbo interval %s: must not be negative", o.LimboInterval)
 	}
 	return nil
 }

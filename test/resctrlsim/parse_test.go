@@ -72,8 +72,10 @@ func TestParseCommand(t *testing.T) {
 		"latency rmdir 50ms":           {Verb: "latency", Op: OpRmdir, Delay: 50 * time.Millisecond},
 		"counter * Error":              {Verb: "counter", Counter: "*", State: "Error", Group: "*", AllGroup: true},
 		"counter core_energy clear /x": {Verb: "counter", Counter: "core_energy", State: "clear", Group: "x"},
-		"  reset ":                     {Verb: "reset"},
-		"status":                       {Verb: "status"},
+		// An occupancy a test holds (limbo.go): a number, for llc_occupancy only.
+		"counter llc_occupancy 2097152 mon_groups/g": {Verb: "counter", Counter: "llc_occupancy", State: "2097152", Group: "mon_groups/g"},
+		"  reset ": {Verb: "reset"},
+		"status":   {Verb: "status"},
 	}
 	for line, want := range good {
 		got, err := ParseCommand(line)
@@ -82,17 +84,20 @@ func TestParseCommand(t *testing.T) {
 		}
 	}
 	bad := map[string]string{
-		"":                        "empty",
-		"explode":                 "unknown command",
-		"fail mkdir":              "want 4 words",
-		"fail mkdir 0 ENOSPC":     "count",
-		"fail chmod 1 ENOSPC":     "unknown operation",
-		"fail mkdir 1 ENOTANERR":  "errno",
-		"latency mkdir forever":   "duration",
-		"latency mkdir -1s":       "duration",
-		"counter bogus Error":     "unknown counter",
-		"counter llc_occupancy 7": "state",
-		"reset now":               "want 1 words",
+		"":                           "empty",
+		"explode":                    "unknown command",
+		"fail mkdir":                 "want 4 words",
+		"fail mkdir 0 ENOSPC":        "count",
+		"fail chmod 1 ENOSPC":        "unknown operation",
+		"fail mkdir 1 ENOTANERR":     "errno",
+		"latency mkdir forever":      "duration",
+		"latency mkdir -1s":          "duration",
+		"counter bogus Error":        "unknown counter",
+		"counter llc_occupancy -7":   "state",
+		"counter llc_occupancy 0x10": "state",
+		"counter mbm_total_bytes 7":  "state",
+		"counter * 7":                "state",
+		"reset now":                  "want 1 words",
 	}
 	for line, want := range bad {
 		if _, err := ParseCommand(line); err == nil || !strings.Contains(err.Error(), want) {

@@ -35,7 +35,7 @@ func (s *Sim) Status() Status {
 	m := s.m
 	m.lock()
 	defer m.unlock()
-	st := Status{NumRMIDs: m.opts.groupRMIDs(), RMIDsInLimbo: m.rmids.inLimbo(m.opts.now()), Stats: m.stats}
+	st := Status{NumRMIDs: m.opts.groupRMIDs(), RMIDsInLimbo: len(m.rmids.limbo), Stats: m.stats}
 	var walk func(g *group)
 	walk = func(g *group) {
 		gs := GroupStatus{Path: g.Path(), Kind: [...]string{"root", "ctrl", "mon"}[g.kind], RMID: g.rmid, CLOSID: g.closid}

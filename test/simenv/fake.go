@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"reflect"
 	"testing"
+	"time"
 
 	"github.com/resctrl-mon/resctrl-mon/lib/config"
 	"github.com/resctrl-mon/resctrl-mon/lib/resctrlfs"
@@ -23,8 +24,9 @@ const (
 // configuration around it.
 type FakeEnv struct {
 	Fake *resctrlfake.Resctrl
-	// Groups is what the code under test is given: Fake, or Fake with RMIDs in limbo
-	// (resctrlfake.WithLimbo) when the options ask for a LimboTime.
+	// Groups is what the code under test is given: Fake, or Fake with RMIDs in limbo when
+	// the options ask for it: resctrlfake.WithLimbo for a LimboTime (dirty for the rest of
+	// the test), resctrlfake.WithOccupancyLimbo for Limbo (the kernel's, by occupancy).
 	Groups resctrlfs.Groups
 	Dir    string
 	// Config is New's, but its ResctrlRoot is none: nothing may open it, the code under test
@@ -34,7 +36,9 @@ type FakeEnv struct {
 
 // Fake is New on the in-memory fake (test/resctrlfake), for tests that run one body on both:
 // NumRMIDs-1 groups (RMID 0 is the root group's, as in the simulator), RMIDs in limbo for
-// longer than any test when LimboTime is set, the counters of one L3 domain as the
+// longer than any test when LimboTime is set, the kernel's limbo when Limbo is (its worker
+// on a ticker of LimboInterval, 1s by default, as the simulator's; Backend.LimboPass runs a
+// pass at once), the counters of one L3 domain as the
 // simulator's default mount has (the l3 fixture tree's first domain) or of both the tree has
 // (L3Domains 2), and in mbm_event mode (MBMAssign) MBMCounters counters a domain, the root
 // group holding its own first, as at mount. Options the
@@ -43,12 +47,13 @@ func Fake(t testing.TB, o resctrlsim.Options) *FakeEnv {
 	t.Helper()
 	rest := o
 	rest.NumRMIDs, rest.LimboTime, rest.Debug, rest.L3Domains = 0, 0, false, 0
+	rest.Limbo, rest.LimboInterval = false, 0
 	if o.MBMAssign == resctrlsim.MBMAssignEvent {
 		rest.MBMAssign, rest.MBMCounters = resctrlsim.MBMAssignAbsent, 0
 	}
 	domains := cmp.Or(o.L3Domains, 1)
 	if !reflect.DeepEqual(rest, resctrlsim.Options{}) || domains > 2 {
-		t.Fatalf("the fake models NumRMIDs, LimboTime, up to 2 L3Domains and MBMAssign: MBMAssignEvent with its MBMCounters "+
+		t.Fatalf("the fake models NumRMIDs, LimboTime, Limbo, up to 2 L3Domains and MBMAssign: MBMAssignEvent with its MBMCounters "+
 			"of the simulator's options, not %+v", o)
 	}
 	fake := resctrlfake.New(cmp.Or(o.NumRMIDs, simDefaultRMIDs) - 1)
@@ -63,8 +68,13 @@ func Fake(t testing.TB, o resctrlsim.Options) *FakeEnv {
 		fake.SetAssignMode(resctrlfs.AssignModeEvent, domains, cmp.Or(o.MBMCounters, simDefaultMBMCounters))
 	}
 	var rs resctrlfs.Groups = fake
-	if o.LimboTime > 0 {
+	switch {
+	case o.LimboTime > 0:
 		rs = resctrlfake.WithLimbo(fake)
+	case o.Limbo:
+		l := resctrlfake.WithOccupancyLimbo(fake)
+		t.Cleanup(l.Run(cmp.Or(o.LimboInterval, time.Second)))
+		rs = l
 	}
 	dir := t.TempDir()
 	cfg := config.Default()
@@ -94,6 +104,51 @@ func Both[T any](t *testing.T, fake, sim T, body func(t *testing.T, newEnv T)) {
 type Backend struct {
 	Sim  *resctrlsim.Sim
 	Fake *resctrlfake.Resctrl
+	// Limbo is the fake's limbo when it has one (FakeEnv.Groups), for LimboPass.
+	Limbo *resctrlfake.Limbo
+}
+
+// SetOccupancy holds the llc_occupancy of the group at path at bytes, in every domain, and
+// its RMID's once the group is removed, until ClearOccupancy: the simulator's counter
+// command, the fake's SetOccupancy.
+func (b Backend) SetOccupancy(group string, bytes uint64) {
+	if b.Sim != nil {
+		b.Sim.SetOccupancy(group, bytes)
+		return
+	}
+	b.Fake.SetOccupancy(group, bytes)
+}
+
+// ClearOccupancy lets the lines SetOccupancy held go.
+func (b Backend) ClearOccupancy(group string) {
+	if b.Sim != nil {
+		b.Sim.ClearOccupancy(group)
+		return
+	}
+	b.Fake.ClearOccupancy(group)
+}
+
+// LimboPass runs one pass of the limbo worker now and returns how many RMIDs it freed: on the
+// simulator beside its own ticker, on the fake the only way one runs.
+func (b Backend) LimboPass() int {
+	if b.Sim != nil {
+		return b.Sim.LimboPass()
+	}
+	if b.Limbo == nil {
+		return 0
+	}
+	return b.Limbo.Pass()
+}
+
+// InLimbo is how many freed RMIDs are dirty.
+func (b Backend) InLimbo() int {
+	if b.Sim != nil {
+		return b.Sim.Status().RMIDsInLimbo
+	}
+	if b.Limbo == nil {
+		return 0
+	}
+	return b.Limbo.InLimbo()
 }
 
 // Exists reports whether the monitoring group at path is there.

@@ -18,11 +18,28 @@ import (
 // while an idle group holds an RMID: the group idle longest ends (its .end written), counted
 // as reclaimed; a live pod keeps its group. Under rmidReclaim: none, today's strict
 // retention: the next pod is pending.
+//
+// With the kernel's RMID limbo as well (on whenever llc_occupancy is monitored): a reclaimed
+// group's RMID is dirty until the limbo worker's next pass (every second); the ended groups'
+// lines are gone (their sleep left nothing in the cache), so the placement that reclaimed
+// waits for that pass and the pod is created all the same.
 func TestRMIDsReclaimedFromIdleGroups(t *testing.T) {
 	t.Parallel()
-	e := e2e.NewHookEnv(t, resctrlsim.Options{NumRMIDs: 6}, "")
+	for _, limbo := range []bool{false, true} {
+		t.Run(fmt.Sprintf("limbo %v", limbo), func(t *testing.T) {
+			t.Parallel()
+			testRMIDsReclaimedFromIdleGroups(t, limbo)
+		})
+	}
+}
+
+func testRMIDsReclaimedFromIdleGroups(t *testing.T, limbo bool) {
+	e := e2e.NewHookEnv(t, resctrlsim.Options{NumRMIDs: 6, Limbo: limbo}, "")
 	r := e2e.PreparedRuntime(t, "runc")
-	uid := func(i int) string { return fmt.Sprintf("6a1f3c2e-0000-4000-8000-%012d", i) }
+	// Each run its own pods: they run side by side.
+	uid := func(i int) string {
+		return fmt.Sprintf("6a1f3c2e-0000-4000-8%03d-%012d", map[bool]int{false: 0, true: 1}[limbo], i)
+	}
 	run := func(i int) string {
 		t.Helper()
 		id := fmt.Sprintf("p%02d", i)

@@ -24,12 +24,30 @@ import (
 // adapter.reclaimed, and the new pod is created; the live pod keeps its group throughout.
 // Under rmidReclaim: none (an operator's strict retention) the next pod is pending, and is
 // completed as soon as an RMID is free, by the adapter itself, without an event of its own.
+//
+// With the kernel's RMID limbo as well (on whenever llc_occupancy is monitored): a reclaimed
+// or removed group's RMID is dirty until the limbo worker's next pass (every second). The
+// reclaimed groups' lines are gone, so the placement that reclaimed waits for that pass and
+// the pod is created all the same; the pending pod is completed once the deleted pod's RMID
+// has left limbo.
 func TestNRIContainerdRMIDReclaim(t *testing.T) {
 	t.Parallel()
-	e := e2e.NewHookEnv(t, resctrlsim.Options{NumRMIDs: 6}, "")
+	for _, limbo := range []bool{false, true} {
+		t.Run(fmt.Sprintf("limbo %v", limbo), func(t *testing.T) {
+			t.Parallel()
+			testNRIContainerdRMIDReclaim(t, limbo)
+		})
+	}
+}
+
+func testNRIContainerdRMIDReclaim(t *testing.T, limbo bool) {
+	e := e2e.NewHookEnv(t, resctrlsim.Options{NumRMIDs: 6, Limbo: limbo}, "")
 	ctrd := e2e.StartContainerd(t, e2e.ContainerdOptions{Rootfs: e.Rootfs})
 	stop := e2e.StartAdapter(t, e, ctrd.NRISocket)
-	uid := func(i int) string { return fmt.Sprintf("7b2e4d3f-0000-4000-8000-%012d", i) }
+	// Each run its own pods: they run side by side, each on its own containerd.
+	uid := func(i int) string {
+		return fmt.Sprintf("7b2e4d3f-0000-4000-8%03d-%012d", map[bool]int{false: 0, true: 1}[limbo], i)
+	}
 	group := func(i int) string { return "mon_groups/" + uid(i) }
 	run := func(i int) (*e2e.Pod, string) {
 		t.Helper()
@@ -133,7 +151,8 @@ func TestNRIContainerdRMIDReclaim(t *testing.T) {
 		t.Fatal(err)
 	}
 	if err := poll.Until(20*time.Second, func() error {
-		if !slices.Contains(e.GroupTasks(group(next)), pid) {
+		// The group is made first (with limbo, once the freed RMID has left it).
+		if !e.Exists(group(next)) || !slices.Contains(e.GroupTasks(group(next)), pid) {
 			return os.ErrNotExist
 		}
 		return nil

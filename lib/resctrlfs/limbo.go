@@ -1,0 +1,46 @@
+package resctrlfs
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+)
+
+// LimboThreshold says whether RMIDs a removal frees go to the kernel's limbo, and the
+// llc_occupancy (bytes, in every L3 domain) under which the limbo worker frees one. Limbo is
+// on whenever llc_occupancy is monitored (free_rmid in fs/resctrl/monitor.c): the RMID is
+// dirty until a pass of the worker (every second) reads it below
+// info/L3_MON/max_threshold_occupancy, and mkdir says EBUSY while only dirty RMIDs are free.
+// A group whose own occupancy is already below it gives an RMID usable after that pass; one
+// above it, only once its lines leave the cache.
+func (k *Kernel) LimboThreshold() (threshold uint64, on bool, err error) {
+	return ReadLimboThreshold(k.root)
+}
+
+// ReadLimboThreshold is LimboThreshold of the resctrl mount at root.
+func ReadLimboThreshold(root string) (threshold uint64, on bool, err error) {
+	b, err := os.ReadFile(filepath.Join(root, "info/L3_MON/mon_features"))
+	if errors.Is(err, fs.ErrNotExist) {
+		return 0, false, nil // no L3 monitoring at all
+	}
+	if err != nil {
+		return 0, false, fmt.Errorf("resctrl limbo: %w", err)
+	}
+	if !slices.Contains(strings.Fields(string(b)), "llc_occupancy") {
+		return 0, false, nil
+	}
+	b, err = os.ReadFile(filepath.Join(root, "info/L3_MON/max_threshold_occupancy"))
+	if err != nil {
+		return 0, true, fmt.Errorf("resctrl limbo: %w", err)
+	}
+	threshold, err = strconv.ParseUint(strings.TrimSpace(string(b)), 10, 64)
+	if err != nil {
+		return 0, true, fmt.Errorf("resctrl limbo: info/L3_MON/max_threshold_occupancy %q: %w", strings.TrimSpace(string(b)), err)
+	}
+	return threshold, true, nil
+}

@@ -19,18 +19,18 @@ var ErrStuck = errors.New("resctrl did not answer in time")
 // session of its own, so a call the kernel never finishes holds the child alone: the caller
 // stops waiting at its deadline and its process can still end.
 //
-// While a child runs, the calling thread waits in the kernel, unseen by Go's scheduler; if
-// the child hangs, that thread and its P stay with it, and anything that stops the world
-// (a collection, debug.FreeOSMemory, a change of GOMAXPROCS) waits for it for good. So
-// NewCalls turns the garbage collector off (its memory limit too: GOMEMLIMIT starts a
-// collection of its own) and keeps at least two Ps; a process whose
-// child hung must end soon and do nothing that stops the world meanwhile: it is meant for
-// a short-lived one, the OCI hook, one Calls at a time, and it must not stop the world
-// itself while a child runs (runtime.GC, debug.FreeOSMemory, runtime.ReadMemStats, a stack
-// dump of every goroutine, a profile, GOMAXPROCS). Each running child holds a P: children
-// of several Calls at once can take them all. Nor may the child wait on this process (a
-// FUSE file system it serves, as the resctrl simulator in a test): a stop of the world
-// while it waits would wait on it in turn.
+// While a child runs, the calling thread waits in the kernel, unseen by Go's scheduler,
+// holding its P; if the child hangs, they stay with it, and anything that stops the world
+// waits for it for good. So NewCalls turns the garbage collector off (its memory limit too:
+// GOMEMLIMIT starts a collection of its own), waits out a cycle already under way, and
+// keeps at least two Ps. The process must not stop the world itself while a child runs
+// (runtime.GC, debug.FreeOSMemory, runtime.ReadMemStats, a stack dump of every goroutine, a
+// profile, GOMAXPROCS), and one whose child hung must end soon: it is meant for a
+// short-lived one, the OCI hook, one Calls at a time (each running child holds a P:
+// children of several at once can take them all). One window is left: a collection whose
+// trigger another goroutine tested just before NewCalls turned it off still starts. Nor
+// may the child wait on this process (a FUSE file system it serves, as the resctrl
+// simulator in a test): a stop of the world while it waits would wait on it in turn.
 //
 // A child is killed at its deadline (SIGALRM, a timer of its own): it makes no step after
 // it, whatever becomes of its parent. A call the kernel does not interrupt (resctrl's

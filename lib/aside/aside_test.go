@@ -21,6 +21,7 @@ func TestMain(m *testing.M) {
 		return 0
 	})
 	askedStuck()
+	askedMemLimit()
 	os.Exit(m.Run())
 }
 

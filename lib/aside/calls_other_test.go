@@ -2,4 +2,5 @@
 
 package aside
 
-func askedStuck() {}
+func askedStuck()    {}
+func askedMemLimit() {}

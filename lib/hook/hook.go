@@ -13,6 +13,7 @@ import (
 	"io"
 	"log/slog"
 	"path/filepath"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -77,6 +78,12 @@ func Run(start time.Time, w *Worker, stage string, stdin io.Reader, stderr io.Wr
 	}
 	var id atomic.Value    // the container id, once stdin is read
 	var group atomic.Value // the pod's group, once the worker knows it
+	// A join goes on past the budget as far as resctrl lets it (see join): settled says it
+	// has parked or returned, so the pod's record is what it will be.
+	var joining atomic.Bool
+	settled := make(chan struct{})
+	var settleOnce sync.Once
+	settle := func() { settleOnce.Do(func() { close(settled) }) }
 	r, late := budget.Run(nil, time.Until(b.Deadline()), func() result {
 		// Read stdin to EOF first, whatever happens next: a runtime may fail writing to a
 		// hook that stopped reading.
@@ -92,7 +99,10 @@ func Run(start time.Time, w *Worker, stage string, stdin io.Reader, stderr io.Wr
 			return result{lifecycle.Outcome{Container: st.ID}, vocab.Failed, err}
 		}
 		if stage == CreateRuntime {
-			if out, err, ok := join(st, cfg, log, deadline.Add(-tail), deadline, func(g string) { group.Store(g) }); ok {
+			joining.Store(true)
+			out, err, ok := join(st, cfg, log, deadline.Add(-tail), deadline, func(g string) { group.Store(g) }, settle)
+			settle()
+			if ok {
 				if out.Container == "" {
 					out.Container = st.ID
 				}
@@ -116,10 +126,21 @@ func Run(start time.Time, w *Worker, stage string, stdin io.Reader, stderr io.Wr
 	})
 	if late != nil {
 		c, _ := id.Load().(string)
+		markBy := time.Now().Add(tail / 2)
+		if joining.Load() {
+			// A join records the container, and lets go of the pod's lock, before it
+			// parks: wait for that, or the mark would find neither.
+			t := time.NewTimer(tail / 2)
+			select {
+			case <-settled:
+			case <-t.C:
+			}
+			t.Stop()
+		}
 		if g, _ := group.Load().(string); g != "" && stage == CreateRuntime {
 			// The placement may have moved some of the init's threads, or none: either
 			// way the container runs before the worker or reconcile completes it.
-			if merr := lifecycle.MarkLate(cfg.StateDir, g, c, tail/2); merr != nil {
+			if merr := lifecycle.MarkLate(cfg.StateDir, g, c, max(time.Until(markBy), 0)); merr != nil {
 				log.Warn("budget: could not mark the pod late-assigned; the worker or reconcile will", "container", c, "err", merr)
 			}
 		}

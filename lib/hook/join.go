@@ -41,14 +41,21 @@ var errNotJoin = fmt.Errorf("%w: not a join", lifecycle.ErrGroupGone)
 // its own: its group was made through one, and is found again under the same root.
 //
 // deadline is when the hook stops waiting for resctrl; end, when its budget ends and the
-// process with it.
-func join(st specs.State, cfg config.Config, log *slog.Logger, deadline, end time.Time, onGroup func(string)) (out lifecycle.Outcome, err error, ok bool) {
+// process with it. settle is called when the join waits for good (see asideGroups.park).
+//
+// A resctrl call that does not answer by the deadline (its child is killed there) leaves
+// the join going on as far as it can without resctrl, the pod's record: a stat that hung
+// is taken as the group being there, so the container is recorded like any other, and it
+// waits for good only at the tasks write, outside the pod's lock. The hook's own mark, at
+// its budget, then finds the lock free. A hung first stat marks the pod late there and
+// then (Placement.Late): the container runs before anything moves it.
+func join(st specs.State, cfg config.Config, log *slog.Logger, deadline, end time.Time, onGroup func(string), settle func()) (out lifecycle.Outcome, err error, ok bool) {
 	// No state dir, no pod to join: nothing is made here for a call that is the worker's
 	// (the runtime may have moved on, and its caller with it, while this goroutine runs).
 	if _, err := registry.OpenReadOnly(cfg.StateDir); err != nil {
 		return out, nil, false
 	}
-	g := &asideGroups{root: cfg.ResctrlRoot, mount: resctrlfs.MountFor(cfg.ResctrlSimulator), log: log, deadline: deadline}
+	g := &asideGroups{root: cfg.ResctrlRoot, mount: resctrlfs.MountFor(cfg.ResctrlSimulator), log: log, deadline: deadline, settle: settle}
 	m, err := lifecycle.NewWith(cfg, log, g)
 	if err != nil {
 		return out, nil, false
@@ -78,7 +85,11 @@ func join(st specs.State, cfg config.Config, log *slog.Logger, deadline, end tim
 	defer g.calls.Close()
 	// Its directory too (resctrl remounted, a runtime's RDT setup): a group that must be
 	// made again is the worker's from the start, with nothing of the join to undo.
-	if st, err := g.stat(rec.Path); err != nil || st.Mode&unix.S_IFMT != unix.S_IFDIR {
+	if st, err := g.stat(rec.Path); errors.Is(err, aside.ErrStuck) {
+		// The hook has given up on resctrl: the container is recorded all the same, in a
+		// pod marked late, and reconcile completes it.
+		p.Late = true
+	} else if err != nil || st.Mode&unix.S_IFMT != unix.S_IFDIR {
 		return out, nil, false
 	}
 	// Told only now, as the worker tells it before Place: a budget that runs out from here
@@ -109,9 +120,12 @@ func live(rec registry.Record, p lifecycle.Placement, retention time.Duration, e
 
 // asideGroups is resctrl for a join in the hook's process: what a join asks of it (is the
 // group there, the tasks writes, the kernel's last word) runs in a vfork child, so a call
-// the kernel keeps holds that child, never the hook. A call still running at the deadline
-// keeps its caller waiting for good, as a worker would be kept: the hook has answered the
-// runtime by then and ends. A group that is not there any more is not a join's to make.
+// the kernel keeps holds that child, never the hook. At the deadline the child is killed
+// (it writes no pid after it, one that may be another pod's by then); a stat still running
+// then says the group is there (it is asked under the pod's lock, which must be let go), a
+// tasks write keeps its caller waiting for good (park), out of the lock, as a worker would
+// be kept: the hook has answered the runtime by then and ends. A group that is not there
+// any more is not a join's to make.
 type asideGroups struct {
 	root     string
 	mount    resctrlfs.Mount // the configuration's mount check, for goresctrl's open
@@ -119,6 +133,7 @@ type asideGroups struct {
 	kernel   *resctrlfs.Kernel // goresctrl, opened for the class check only
 	calls    *aside.Calls
 	deadline time.Time
+	settle   func()            // told when the join parks
 	classes  map[string]string // each group's class, as Ensure was told
 	// found is the group Exists found last: Place asks Ensure for it next, under the same
 	// pod lock, and the answer has not changed.
@@ -127,16 +142,22 @@ type asideGroups struct {
 
 var _ resctrlfs.Groups = (*asideGroups)(nil)
 
-// run runs steps aside; a program still running at the deadline never returns.
+// run runs steps aside: aside.ErrStuck at the deadline.
 func (g *asideGroups) run(steps []aside.Step, keep ...any) error {
 	if g.calls == nil {
 		return errNotJoin
 	}
-	err := g.calls.Run(g.deadline, steps, keep...)
-	if errors.Is(err, aside.ErrStuck) {
-		select {}
+	return g.calls.Run(g.deadline, steps, keep...)
+}
+
+// park waits for good, once the hook has given up: the container is recorded, and nothing
+// of it is to be undone. The hook is told (settle), so that it marks the pod late now
+// rather than at the end of its wait.
+func (g *asideGroups) park() {
+	if g.settle != nil {
+		g.settle()
 	}
-	return err
+	select {}
 }
 
 // stat is newfstatat of path below the root, aside.
@@ -156,18 +177,24 @@ func (g *asideGroups) stat(path string) (unix.Stat_t, error) {
 	return st, nil
 }
 
+// Exists is asked under the pod's lock: a stat that did not answer by the deadline says
+// yes, so that Place lets the lock go and parks at the tasks write (see asideGroups).
 func (g *asideGroups) Exists(path string) bool {
 	st, err := g.stat(path)
 	if err == nil && st.Mode&unix.S_IFMT == unix.S_IFDIR {
 		g.found = path
 	}
-	return err == nil
+	return err == nil || errors.Is(err, aside.ErrStuck)
 }
 
 // Ensure adopts the group when it is there, as goresctrl does a group it finds.
 func (g *asideGroups) Ensure(name, class string) error {
 	if path := lifecycle.GroupPath(class, name); path != g.found {
 		st, err := g.stat(path)
+		if errors.Is(err, aside.ErrStuck) {
+			// As Exists: the group is taken as there, out of the lock.
+			return nil
+		}
 		if err != nil || st.Mode&unix.S_IFMT != unix.S_IFDIR {
 			return errNotJoin
 		}
@@ -273,7 +300,11 @@ func (g *asideGroups) WriteTasks(path string, ids []int, result func(id int, err
 			bufs[i] = append(bufs[i], '\n')
 			steps = append(steps, aside.Step{Trap: unix.SYS_WRITE, FdOf: 1, Args: [4]uintptr{0, uintptr(unsafe.Pointer(&bufs[i][0])), uintptr(len(bufs[i]))}, Stop: true})
 		}
-		if err := g.run(steps, p, bufs); err != nil {
+		if err := g.run(steps, p, bufs); errors.Is(err, aside.ErrStuck) {
+			// Which ids were written is unknown, and the hook has given up: the container
+			// stays recorded, its pod marked late, for reconcile to complete.
+			g.park()
+		} else if err != nil {
 			return err
 		}
 		if e := steps[0].Errno; e != 0 {
@@ -305,7 +336,8 @@ func (g *asideGroups) WriteTasks(path string, ids []int, result func(id int, err
 // stale is a write to a tasks file whose group went since it was opened.
 func stale(e syscall.Errno) bool { return e == syscall.ENOENT || e == syscall.ENODEV }
 
-// LastCmdStatus is the kernel's last word, read aside ("" when it cannot be read).
+// LastCmdStatus is the kernel's last word, read aside ("" when it cannot be read, by the
+// deadline too: it only adds words to an error).
 func (g *asideGroups) LastCmdStatus() string {
 	p, err := unix.BytePtrFromString(filepath.Join(g.root, "info", "last_cmd_status"))
 	if err != nil {

@@ -203,3 +203,44 @@ func TestJoinGroupGone(t *testing.T) {
 		t.Errorf("failures recorded: %+v, %v", fs, err)
 	}
 }
+
+// A join whose first resctrl call, the group's stat, hangs past the budget ends inside it
+// like every other path: the hook exits by its policy, saying why, with the container
+// recorded in its pod and the pod marked late-assigned, and the hook's own mark finds the
+// pod's lock free (no goroutine of the hook waits inside it).
+func TestJoinStatHangs(t *testing.T) {
+	t.Parallel()
+	for _, policy := range []config.FailurePolicy{config.FailOpen, config.FailClosed} {
+		t.Run(string(policy), func(t *testing.T) {
+			t.Parallel()
+			e := newJoinEnv(t, policy)
+			e.cfg.HookBudget = config.Duration(3 * time.Second)
+			// Every lookup of the group, the kernel's cache of it forgotten, outlasts the
+			// budget by far.
+			e.sim.SetLatency(resctrlsim.OpLookup, 10*time.Second)
+			pid := sleeper(t)
+			code := e.runProcess(t, "hung", pid)
+			if want := map[config.FailurePolicy]int{config.FailOpen: 0, config.FailClosed: 1}[policy]; code != want {
+				t.Errorf("exit %d, want %d", code, want)
+			}
+			log := e.log(t)
+			if !strings.Contains(log, "time budget exhausted") || !strings.Contains(log, "container=hung") {
+				t.Errorf("the log does not say the budget ran out:\n%s", log)
+			}
+			if strings.Contains(log, "could not mark the pod late-assigned") {
+				t.Errorf("the hook's mark waited on the pod's lock:\n%s", log)
+			}
+			store, err := registry.Open(e.cfg.StateDir)
+			if err != nil {
+				t.Fatal(err)
+			}
+			rec, ok, err := store.Load(joinUID)
+			if _, in := rec.Containers["hung"]; err != nil || !ok || !in || !rec.LateAssigned {
+				t.Errorf("the container is not recorded in a late-assigned pod: %+v, %v, %v", rec, ok, err)
+			}
+			if slices.Contains(e.tasks(t), pid) {
+				t.Errorf("the init was moved although the group's stat never answered")
+			}
+		})
+	}
+}

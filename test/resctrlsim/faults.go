@@ -21,9 +21,13 @@ const (
 	OpTasksRead   Op = "tasks-read"   // reading a tasks file
 	OpCounterRead Op = "counter-read" // reading a mon_data file
 	OpAssignWrite Op = "assign-write" // a write to a group's mbm_L3_assignments
+	// OpLookup is the lookup of a monitoring group by name (a stat or an open of a path
+	// through it), latency only: setting it makes the kernel forget the names it cached, so
+	// the next access asks. A hung stat, as a resctrl whose mutex is held makes one.
+	OpLookup Op = "lookup"
 )
 
-var ops = []Op{OpMkdir, OpRmdir, OpTasksWrite, OpTasksRead, OpCounterRead, OpAssignWrite}
+var ops = []Op{OpMkdir, OpRmdir, OpTasksWrite, OpTasksRead, OpCounterRead, OpAssignWrite, OpLookup}
 
 // counterStates are the words the kernel prints instead of a number when a counter has no
 // value; "clear" removes an injected one.
@@ -155,7 +159,7 @@ func parseOp(s string) (Op, error) {
 			return op, nil
 		}
 	}
-	return "", fmt.Errorf("unknown operation %q (want mkdir, rmdir, tasks-write, tasks-read, counter-read or assign-write)", s)
+	return "", fmt.Errorf("unknown operation %q (want mkdir, rmdir, tasks-write, tasks-read, counter-read, assign-write or lookup)", s)
 }
 
 func parseErrno(s string) (syscall.Errno, error) {

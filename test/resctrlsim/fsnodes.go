@@ -116,6 +116,9 @@ func (d *dirNode) child(name string) *group {
 }
 
 func (d *dirNode) Lookup(ctx context.Context, name string, out *fuse.EntryOut) (*fs.Inode, syscall.Errno) {
+	if d.kind == dirMonGroups {
+		d.m.delay(OpLookup)
+	}
 	d.m.lockTree()
 	defer d.m.unlock()
 	if d.group().dead {

@@ -196,6 +196,9 @@ func (s *Sim) Do(c Command) (string, error) {
 		return "ok", nil
 	}
 	s.m.applyCommand(c)
+	if c.Verb == "latency" && c.Op == OpLookup {
+		s.forgetMonNames()
+	}
 	return "ok", nil
 }
 
@@ -206,7 +209,24 @@ func (s *Sim) FailNext(op Op, n int, errno syscall.Errno) {
 
 // SetLatency makes every op sleep d first; 0 stops it.
 func (s *Sim) SetLatency(op Op, d time.Duration) {
-	s.m.applyCommand(Command{Verb: "latency", Op: op, Delay: d})
+	_, _ = s.Do(Command{Verb: "latency", Op: op, Delay: d})
+}
+
+// forgetMonNames makes the kernel forget the monitoring groups' names it cached, so that
+// the next access to each looks it up (OpLookup's latency applies at once).
+func (s *Sim) forgetMonNames() {
+	s.m.mu.Lock()
+	var names []string
+	for name := range s.m.root.mons {
+		names = append(names, name)
+	}
+	s.m.mu.Unlock()
+	// Outside the model's lock: the kernel may call back into the filesystem.
+	if mg := s.root.GetChild("mon_groups"); mg != nil {
+		for _, name := range names {
+			_ = mg.NotifyEntry(name)
+		}
+	}
 }
 
 // SetCounterState makes counter (a mon_data file name, or "*") read state (Unavailable,

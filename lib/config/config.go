@@ -138,7 +138,7 @@ type Config struct {
 	// node shared by tenants the admin says where each is believed.
 
 	// MBMAssignmentNamespaces lists the namespaces whose pods' mbmAssignmentAnnotation is
-	// honoured; empty: every namespace's.
+	// honoured; "*" (the default): every namespace's; empty: none.
 	MBMAssignmentNamespaces []string `json:"mbmAssignmentNamespaces"`
 }
 
@@ -154,8 +154,9 @@ type AnnotationFilter struct {
 	OptIn string `json:"optIn"`
 	// OptOut skips containers whose annotation of that name is "true".
 	OptOut string `json:"optOut"`
-	// OptOutNamespaces lists the namespaces whose pods' OptOut is honoured; empty: every
-	// namespace's. A pod elsewhere that opts out is monitored anyway (and counted).
+	// OptOutNamespaces lists the namespaces whose pods' OptOut is honoured; "*" (the
+	// default): every namespace's; empty: none. A pod elsewhere that opts out is monitored
+	// anyway (and counted).
 	OptOutNamespaces []string `json:"optOutNamespaces"`
 }
 
@@ -173,10 +174,11 @@ func Default() Config {
 		Retention:        Duration(5 * time.Minute),
 		RMIDReclaim:      RMIDReclaimIdle,
 		HookBudget:       Duration(8 * time.Second),
-		Annotations:      AnnotationFilter{OptOut: "resctrl-mon.io/disable"},
+		Annotations:      AnnotationFilter{OptOut: "resctrl-mon.io/disable", OptOutNamespaces: []string{EveryNamespace}},
 		MBMAssignment:    MBMAssignKernel,
 		// The prefix of optOut's, so the two read as one family.
 		MBMAssignmentAnnotation: "resctrl-mon.io/bandwidth",
+		MBMAssignmentNamespaces: []string{EveryNamespace},
 		// A rate needs a few scrapes after a counter starts; 5m is Prometheus' usual rate
 		// window and the retention default.
 		MBMAssignmentHold: Duration(5 * time.Minute),

@@ -147,11 +147,7 @@ func TestShippedConfigIsTheDefaults(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := Default()
-	// `[]` in the file is the default's nil: both mean every namespace.
-	if len(c.Annotations.OptOutNamespaces) == 0 {
-		c.Annotations.OptOutNamespaces = nil
-	}
-	if c.RMIDReclaim != want.RMIDReclaim || len(c.MBMAssignmentNamespaces) != len(want.MBMAssignmentNamespaces) ||
+	if c.RMIDReclaim != want.RMIDReclaim || !slices.Equal(c.MBMAssignmentNamespaces, want.MBMAssignmentNamespaces) ||
 		c.ResctrlRoot != want.ResctrlRoot || c.StateDir != want.StateDir || c.SnapshotDir != want.SnapshotDir ||
 		c.Retention != want.Retention || !reflect.DeepEqual(c.Annotations, want.Annotations) || c.Log != want.Log ||
 		c.FailurePolicy != want.FailurePolicy || c.HookBudget != want.HookBudget || c.SnapshotMaxAge != want.SnapshotMaxAge || c.SnapshotMaxCount != want.SnapshotMaxCount ||

@@ -25,8 +25,8 @@ func parseConfig(t *testing.T, yaml string) config.Config {
 }
 
 // A pod sets its own annotations: the opt-out is honoured only in the namespaces the admin
-// lists (every one when none is listed, as before), so a tenant elsewhere cannot hide from
-// attribution.
+// lists ("*", a file's default, is every one; an empty list, the chart's default, none), so a
+// tenant elsewhere cannot hide from attribution.
 func TestOptOutHonouredOnlyInListedNamespaces(t *testing.T) {
 	t.Parallel()
 	optOut := map[string]string{"resctrl-mon.io/disable": "true"}
@@ -43,7 +43,11 @@ func TestOptOutHonouredOnlyInListedNamespaces(t *testing.T) {
 		"listed namespace: honoured":    {"annotations: {optOutNamespaces: [infra]}", infra, "", false},
 		"other namespace: monitored":    {"annotations: {optOutNamespaces: [infra]}", shop, podA, true},
 		"no namespace, list: monitored": {"annotations: {optOutNamespaces: [infra]}", plain, "ctr-c1", true},
-		"empty list: honoured":          {"annotations: {optOutNamespaces: []}", shop, "", false},
+		"empty list: monitored":         {"annotations: {optOutNamespaces: []}", shop, podA, true},
+		"empty list, no namespace":      {"annotations: {optOutNamespaces: []}", plain, "ctr-c1", true},
+		"every namespace: honoured":     {"annotations: {optOutNamespaces: ['*']}", shop, "", false},
+		"every, no namespace: honoured": {"annotations: {optOutNamespaces: ['*']}", plain, "", false},
+		"no list, no namespace":         {"", plain, "", false},
 	} {
 		cfg := parseConfig(t, tc.yaml)
 		got, why := groupName(cfg, "c1", tc.idn, optOut)

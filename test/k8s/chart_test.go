@@ -299,7 +299,9 @@ func TestChartLongRunningContainers(t *testing.T) {
 }
 
 // The chart's config is resctrl-mon's: every key, each with the binaries' default (but the
-// log, which goes to the pod's stderr), read by the same strict parser the binaries use.
+// log, which goes to the pod's stderr, and the admin-gated annotations, which no pod's author
+// is believed on until the admin lists a namespace), read by the same strict parser the
+// binaries use.
 func TestChartConfig(t *testing.T) {
 	t.Parallel()
 	objs := render(t, "mode=hooks")
@@ -311,8 +313,21 @@ func TestChartConfig(t *testing.T) {
 	want := config.Default()
 	want.Log = "stderr"
 	want.ResctrlRoot = "/host/sys/fs/resctrl"
+	want.Annotations.OptOutNamespaces, want.MBMAssignmentNamespaces = []string{}, []string{}
 	if fmt.Sprintf("%+v", got) != fmt.Sprintf("%+v", want) {
-		t.Errorf("chart config:\n %+v\nwant the defaults but log: stderr and resctrl where the pod mounts it:\n %+v", got, want)
+		t.Errorf("chart config:\n %+v\nwant the defaults but log: stderr, resctrl where the pod mounts it and no namespace's annotations honoured:\n %+v", got, want)
+	}
+	for _, ns := range []string{"default", "kube-system", ""} {
+		if config.Honoured(got.Annotations.OptOutNamespaces, ns) || config.Honoured(got.MBMAssignmentNamespaces, ns) {
+			t.Errorf("the chart's default config honours a pod-set annotation in namespace %q", ns)
+		}
+	}
+	// An explicit list opts in.
+	listed := render(t, "config.annotations.optOutNamespaces={infra}", "config.mbmAssignmentNamespaces={*}")["ConfigMap/rm-resctrl-mon"]
+	if c, err := config.Parse(strings.NewReader(fmt.Sprint(get(listed, "data", "config.yaml")))); err != nil ||
+		!config.Honoured(c.Annotations.OptOutNamespaces, "infra") || config.Honoured(c.Annotations.OptOutNamespaces, "shop") ||
+		!config.Honoured(c.MBMAssignmentNamespaces, "shop") {
+		t.Errorf("config with optOutNamespaces={infra}, mbmAssignmentNamespaces={*}: %+v, %v", c.Annotations, err)
 	}
 	var values struct {
 		Config map[string]any `yaml:"config"`

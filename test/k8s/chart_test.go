@@ -376,6 +376,9 @@ func TestChartBadValues(t *testing.T) {
 		{"appArmorProfile.type=Bogus", "type"},
 		{"seLinuxOptions.kind=spc_t", "kind"},
 		{"resources.adapter=1", "adapter"},
+		{"image.digest=abc123", "digest"},
+		{"image.digest=sha256:" + strings.Repeat("A", 64), "digest"},
+		{"imagePullSecrets[0].nmae=regcred", "nmae"},
 	} {
 		_, err := helm(t, "template", "rm", chartDir(t), "--set", "mode=hooks", "--set", tc.set)
 		if err == nil || !strings.Contains(err.Error(), tc.want) {
@@ -452,3 +455,46 @@ func TestChartWrapper(t *testing.T) {
 		t.Error("without wrapper.enabled an NRI node gets a RuntimeClass or an init container")
 	}
 }
+
+// A private registry: every pod the chart makes (the DaemonSet's, the cleanup's) pulls with
+// the secrets named, and runs the image pinned by digest when one is given (the tag then
+// unused), by its tag otherwise.
+func TestChartImage(t *testing.T) {
+	t.Parallel()
+	digest := "sha256:" + strings.Repeat("ab", 32)
+	for _, tc := range []struct {
+		set  []string
+		want string
+	}{
+		{nil, "localhost/resctrl-mon:"},
+		{[]string{"image.tag=9.9.9"}, "localhost/resctrl-mon:9.9.9"},
+		{[]string{"image.digest=" + digest, "image.tag=9.9.9"}, "localhost/resctrl-mon@" + digest},
+	} {
+		set := append([]string{"mode=hooks", "imagePullSecrets[0].name=regcred", "uninstall.enabled=true"}, tc.set...)
+		objs := render(t, set...)
+		pods := 0
+		for name, o := range objs {
+			spec, ok := get(o, "spec", "template", "spec").(map[string]any)
+			if !ok {
+				continue
+			}
+			pods++
+			if secrets := fmt.Sprint(spec["imagePullSecrets"]); secrets != "[map[name:regcred]]" {
+				t.Errorf("%v: %s pulls with %s, want regcred", tc.set, name, secrets)
+			}
+			for _, key := range []string{"initContainers", "containers"} {
+				cs, _ := spec[key].([]any)
+				for _, c := range cs {
+					img := fmt.Sprint(c.(map[string]any)["image"])
+					if !strings.HasPrefix(img, tc.want) || (tc.want == "localhost/resctrl-mon:" && len(img) == len(tc.want)) {
+						t.Errorf("%v: %s runs %s, want %s…", tc.set, name, img, tc.want)
+					}
+				}
+			}
+		}
+		if pods < 2 {
+			t.Errorf("%v: %d pod templates rendered, want the DaemonSet's and the cleanup's", tc.set, pods)
+		}
+	}
+}
+

@@ -159,6 +159,9 @@ func Install(o Options) (Result, error) {
 		}
 	}
 	var conf []byte
+	// The config the wrapper will read: the one installed now, else the node's, else the
+	// defaults.
+	wcfg := config.Default()
 	if o.ConfigSource != "" {
 		if conf, err = readSource("--config", o.ConfigSource, 1<<20); err != nil {
 			return res, err
@@ -172,6 +175,7 @@ func Install(o Options) (Result, error) {
 		if err != nil {
 			return res, fmt.Errorf("--config %s: %w", o.ConfigSource, err)
 		}
+		wcfg = c
 	}
 	regs, err := hooksd.Files(o.registration())
 	if err != nil {
@@ -184,6 +188,18 @@ func Install(o Options) (Result, error) {
 	h, err := openHost(o.HostRoot)
 	if err != nil {
 		return res, fmt.Errorf("--host-root: %w", err)
+	}
+	if o.WrapperPath != "" {
+		if conf == nil {
+			if b, err := h.readFile(o.ConfigPath); err == nil {
+				if c, err := config.Parse(bytes.NewReader(b)); err == nil {
+					wcfg = c
+				}
+			}
+		}
+		if err := h.checkRuntime(wcfg.Runtime); err != nil {
+			return res, err
+		}
 	}
 	mpath := o.ManifestPath()
 	old, err := h.readManifest(mpath)

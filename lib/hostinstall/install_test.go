@@ -37,6 +37,12 @@ func newFixture(t *testing.T) *fixture {
 		ConfigPath:   DefaultConfigPath,
 		Timeout:      DefaultTimeout,
 	}
+	// The node's runtime, which the wrapper runs (TestInstallWrapperRuntime); not one of
+	// the files an install writes (files).
+	write(t, filepath.Join(f.root, "usr/sbin/runc"), "\x7fELF runc")
+	if err := os.Chmod(filepath.Join(f.root, "usr/sbin/runc"), 0o755); err != nil {
+		t.Fatal(err)
+	}
 	f.createJSON = filepath.Join(DefaultHooksDir, "resctrl-mon-createruntime.json")
 	f.poststopJSON = filepath.Join(DefaultHooksDir, "resctrl-mon-poststop.json")
 	return f
@@ -52,12 +58,12 @@ func write(t *testing.T, p, s string) {
 	}
 }
 
-// files lists every file under the host root as host paths, sorted.
+// files lists every file under the host root as host paths, sorted, but the node's runtimes.
 func (f *fixture) files() []string {
 	f.t.Helper()
 	var out []string
 	err := filepath.WalkDir(f.root, func(p string, d os.DirEntry, err error) error {
-		if err == nil && !d.IsDir() {
+		if err == nil && !d.IsDir() && !slices.Contains(runtimeCandidates, strings.TrimPrefix(p, f.root)) {
 			out = append(out, strings.TrimPrefix(p, f.root))
 		}
 		return err
@@ -413,5 +419,69 @@ func TestInstallWrapper(t *testing.T) {
 	write(t, f.opts.WrapperSource, "#!/bin/sh")
 	if _, err := Install(f.opts); err == nil || !strings.Contains(err.Error(), "--wrapper-source") {
 		t.Errorf("a script as the wrapper: %v", err)
+	}
+}
+
+// The wrapper runs the runtime its config names: an install on a node where that is not an
+// executable file fails, naming the runtimes the node has (RHEL's /usr/bin/runc, crun) and
+// the key to set, instead of every container of the handler failing later. A link to the
+// runtime counts, resolved within the host (RHEL's /usr/sbin is no link, Debian's may be).
+func TestInstallWrapperRuntime(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name   string
+		config string
+		host   map[string]string // host path: an executable's content, or "->target" for a link
+		want   string            // "" installs
+	}{
+		{"the default, there", "", map[string]string{"/usr/sbin/runc": "x"}, ""},
+		{"RHEL: runc in /usr/bin", "", map[string]string{"/usr/bin/runc": "x"}, "--set config.runtime=/usr/bin/runc"},
+		{"crun only", "", map[string]string{"/usr/bin/crun": "x"}, "it has /usr/bin/crun"},
+		{"nothing", "", nil, "nor is any of /usr/sbin/runc"},
+		{"set to RHEL's", "runtime: /usr/bin/runc\n", map[string]string{"/usr/bin/runc": "x"}, ""},
+		{"a link within the host", "runtime: /usr/local/bin/runc\n", map[string]string{"/usr/bin/runc": "x", "/usr/local/bin/runc": "->/usr/bin/runc"}, ""},
+		{"a link leading nowhere", "", map[string]string{"/usr/sbin/runc": "->/opt/gone/runc"}, "not an executable file"},
+		{"not executable", "", map[string]string{"/usr/sbin/runc": "-"}, "not an executable file"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			f := newFixture(t)
+			write(t, filepath.Join(f.src, "resctrl-mon-runtime"), "\x7fELF a wrapper")
+			write(t, filepath.Join(f.src, "config.yaml"), "retention: 1m\n"+tc.config)
+			f.opts.WrapperPath, f.opts.WrapperSource, f.opts.NoRegistrations = "/usr/local/bin/resctrl-mon-runtime", filepath.Join(f.src, "resctrl-mon-runtime"), true
+			if err := os.Remove(filepath.Join(f.root, "usr/sbin/runc")); err != nil {
+				t.Fatal(err)
+			}
+			for p, what := range tc.host {
+				at := filepath.Join(f.root, p)
+				if err := os.MkdirAll(filepath.Dir(at), 0o755); err != nil {
+					t.Fatal(err)
+				}
+				var err error
+				switch {
+				case strings.HasPrefix(what, "->"):
+					err = os.Symlink(strings.TrimPrefix(what, "->"), at)
+				case what == "-":
+					err = os.WriteFile(at, []byte("x"), 0o644)
+				default:
+					err = os.WriteFile(at, []byte(what), 0o755)
+				}
+				if err != nil {
+					t.Fatal(err)
+				}
+			}
+			_, err := Install(f.opts)
+			if tc.want == "" && err != nil {
+				t.Fatalf("install: %v", err)
+			}
+			if tc.want != "" && (err == nil || !strings.Contains(err.Error(), tc.want) || !strings.Contains(err.Error(), "config key runtime")) {
+				t.Fatalf("install: %v; want an error naming config key runtime and %q", err, tc.want)
+			}
+			if tc.want != "" {
+				if got := f.files(); len(got) != 0 {
+					t.Errorf("a refused install wrote %q", got)
+				}
+			}
+		})
 	}
 }

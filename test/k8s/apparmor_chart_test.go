@@ -201,7 +201,7 @@ func TestChartAppArmorDefaultProfiles(t *testing.T) {
 	}
 	for _, set := range [][]string{{"mode=nri"}, {"mode=hooks"}, {"mode=nri", "wrapper.enabled=true"}, {"mode=hooks", "config.resctrlRoot=/mnt/resctrl"}} {
 		objs := render(t, set...)
-		cfg, err := config.Parse(strings.NewReader(fmt.Sprint(get(objs["ConfigMap/rm-resctrl-mon"], "data", "config.yaml"))))
+		cfg, err := config.Parse(strings.NewReader(fmt.Sprint(get(releaseConfig(t, objs), "data", "config.yaml"))))
 		if err != nil {
 			t.Fatalf("%v: config.yaml: %v", set, err)
 		}

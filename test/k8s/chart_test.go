@@ -305,7 +305,7 @@ func TestChartLongRunningContainers(t *testing.T) {
 func TestChartConfig(t *testing.T) {
 	t.Parallel()
 	objs := render(t, "mode=hooks")
-	cm := objs["ConfigMap/rm-resctrl-mon"]
+	cm := releaseConfig(t, objs)
 	got, err := config.Parse(strings.NewReader(fmt.Sprint(get(cm, "data", "config.yaml"))))
 	if err != nil {
 		t.Fatalf("config.yaml from the chart: %v", err)
@@ -323,7 +323,7 @@ func TestChartConfig(t *testing.T) {
 		}
 	}
 	// An explicit list opts in.
-	listed := render(t, "config.annotations.optOutNamespaces={infra}", "config.mbmAssignmentNamespaces={*}")["ConfigMap/rm-resctrl-mon"]
+	listed := releaseConfig(t, render(t, "config.annotations.optOutNamespaces={infra}", "config.mbmAssignmentNamespaces={*}"))
 	if c, err := config.Parse(strings.NewReader(fmt.Sprint(get(listed, "data", "config.yaml")))); err != nil ||
 		!config.Honoured(c.Annotations.OptOutNamespaces, "infra") || config.Honoured(c.Annotations.OptOutNamespaces, "shop") ||
 		!config.Honoured(c.MBMAssignmentNamespaces, "shop") {
@@ -352,7 +352,7 @@ func TestChartConfig(t *testing.T) {
 		t.Errorf("hook config log=%s stateDir=%s resctrlRoot=%s, want syslog and the node's paths", hook.Log, hook.StateDir, hook.ResctrlRoot)
 	}
 	// A value set through helm reaches the config.
-	set := render(t, "config.failurePolicy=closed", "config.retention=90s")["ConfigMap/rm-resctrl-mon"]
+	set := releaseConfig(t, render(t, "config.failurePolicy=closed", "config.retention=90s"))
 	c, err := config.Parse(strings.NewReader(fmt.Sprint(get(set, "data", "config.yaml"))))
 	if err != nil || c.FailurePolicy != config.FailClosed || c.Retention.String() != "1m30s" {
 		t.Errorf("config after --set: %+v, %v", c, err)
@@ -447,7 +447,7 @@ func TestChartWrapper(t *testing.T) {
 			t.Errorf("install-hooks does not mount %s", p)
 		}
 	}
-	hook, err := config.Parse(strings.NewReader(fmt.Sprint(get(objs["ConfigMap/rm-resctrl-mon"], "data", "hook-config.yaml"))))
+	hook, err := config.Parse(strings.NewReader(fmt.Sprint(get(releaseConfig(t, objs), "data", "hook-config.yaml"))))
 	if err != nil || hook.RuntimeHook != "/usr/local/libexec/oci/hooks.d/resctrl-mon-hook" {
 		t.Errorf("the wrapper's config: runtimeHook %q, %v; want hooks.hookPath", hook.RuntimeHook, err)
 	}

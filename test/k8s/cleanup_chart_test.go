@@ -71,7 +71,7 @@ func TestCleanupHooks(t *testing.T) {
 				t.Errorf("the events Role is in %v, want default (where the API server keeps a Node's Events)", got)
 			}
 			// The cleanup has the release's config, whose own ConfigMap is gone by then.
-			if a, b := get(objs["ConfigMap/rm-resctrl-mon-cleanup"], "data"), get(objs["ConfigMap/rm-resctrl-mon"], "data"); fmt.Sprint(a) != fmt.Sprint(b) {
+			if a, b := get(objs["ConfigMap/rm-resctrl-mon-cleanup"], "data"), get(releaseConfig(t, objs), "data"); fmt.Sprint(a) != fmt.Sprint(b) {
 				t.Errorf("cleanup config %v, want the release's %v", a, b)
 			}
 		})

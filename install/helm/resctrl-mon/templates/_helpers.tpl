@@ -181,3 +181,25 @@ httpGet:
   {{- end }}
 {{- end }}
 {{- end -}}
+
+{{/*
+The config's data (templates/configmap.yaml), and the ConfigMap's name: the release's name and
+a hash of that data, so that each content has its own ConfigMap (see configmap.yaml).
+*/}}
+{{- define "resctrl-mon.configData" }}
+  # What the pod's own processes read: resctrl where the pod mounts it (/host + the node's
+  # path, out of the runtimes' default AppArmor deny rules); every other path is the node's.
+  config.yaml: |
+    {{- toYaml (merge (dict "resctrlRoot" (include "resctrl-mon.resctrlPath" .)) (deepCopy .Values.config)) | nindent 4 }}
+  {{- if or (eq .Values.mode "hooks") .Values.wrapper.enabled }}
+  # What the hook and the wrapper installed on the node read: the node's paths, a log a process
+  # outside any pod can write, and the hook where install-hooks put it.
+  hook-config.yaml: |
+    {{- toYaml (merge (dict "log" .Values.hooks.log "runtimeHook" .Values.hooks.hookPath) (deepCopy .Values.config)) | nindent 4 }}
+  {{- end }}
+{{- end -}}
+
+{{- define "resctrl-mon.configName" -}}
+{{- printf "%s-%s" (include "resctrl-mon.fullname" . | trunc 52 | trimSuffix "-") (include "resctrl-mon.configData" . | sha256sum | trunc 10) -}}
+{{- end -}}
+

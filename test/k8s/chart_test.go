@@ -37,7 +37,13 @@ func helm(t *testing.T, args ...string) (string, error) {
 // render is `helm template` of the chart with --set pairs, decoded by kind/name.
 func render(t *testing.T, set ...string) map[string]obj {
 	t.Helper()
-	args := []string{"template", "rm", chartDir(t), "--namespace", "monitoring"}
+	return renderAs(t, "rm", "monitoring", set...)
+}
+
+// renderAs is render of a release of that name in that namespace.
+func renderAs(t *testing.T, release, namespace string, set ...string) map[string]obj {
+	t.Helper()
+	args := []string{"template", release, chartDir(t), "--namespace", namespace}
 	for _, s := range set {
 		args = append(args, "--set", s)
 	}

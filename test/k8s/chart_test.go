@@ -124,9 +124,10 @@ func TestChartPrivileges(t *testing.T) {
 			if tol := list(spec, "tolerations"); len(tol) != 1 || get(tol[0], "operator") != "Exists" || get(tol[0], "key") != nil {
 				t.Errorf("tolerations = %v, want one that tolerates every taint", tol)
 			}
-			// Tolerating every taint, the pods must still keep off nodes they cannot run on.
-			if sel := get(spec, "nodeSelector"); fmt.Sprint(sel) != "map[kubernetes.io/os:linux]" {
-				t.Errorf("nodeSelector = %v, want kubernetes.io/os: linux", sel)
+			// Tolerating every taint, the pods must still keep off nodes they cannot run on:
+			// not Linux, no RDT monitoring (TestChartNodeSelection).
+			if sel := get(spec, "nodeSelector"); fmt.Sprint(sel) != "map["+rdtLabel+":true kubernetes.io/os:linux]" {
+				t.Errorf("nodeSelector = %v, want kubernetes.io/os: linux and %s: true", sel, rdtLabel)
 			}
 			// The service account may read its own DaemonSet, nothing else.
 			rules := list(render(t, "mode="+mode)["Role/rm-resctrl-mon"], "rules")

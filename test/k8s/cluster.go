@@ -181,3 +181,14 @@ func (c *Cluster) Eventually(timeout time.Duration, what string, cond func() (bo
 
 // ManifestDir is kubelet's static pod directory.
 func (c *Cluster) ManifestDir() string { return filepath.Join(c.Work, "k", "manifests") }
+
+// Node is the cluster's one node's name (kubelet registers the host's name).
+func (c *Cluster) Node() string {
+	c.t.Helper()
+	name, err := os.Hostname()
+	if err != nil {
+		c.t.Fatal(err)
+	}
+	return strings.ToLower(name)
+}
+

@@ -203,3 +203,18 @@ a hash of that data, so that each content has its own ConfigMap (see configmap.y
 {{- printf "%s-%s" (include "resctrl-mon.fullname" . | trunc 52 | trimSuffix "-") (include "resctrl-mon.configData" . | sha256sum | trunc 10) -}}
 {{- end -}}
 
+{{/*
+The nodes the DaemonSets run on: nodeSelector, and the RDT label (nodeSelection.rdtLabel) when
+set. A node whose CPU has no RDT monitoring has no /sys/fs/resctrl (the kernel makes it only
+where it found RDT), so the pod could not even mount its resctrl root: it would stay
+ContainerCreating and stall every rolling update behind it (maxUnavailable). Selecting by the
+label node-feature-discovery sets keeps such nodes out.
+*/}}
+{{- define "resctrl-mon.nodeSelector" -}}
+{{- $sel := deepCopy (.Values.nodeSelector | default dict) -}}
+{{- with .Values.nodeSelection.rdtLabel -}}
+{{- $_ := set $sel . "true" -}}
+{{- end -}}
+{{- toYaml $sel -}}
+{{- end -}}
+

@@ -504,4 +504,3 @@ func TestChartImage(t *testing.T) {
 		}
 	}
 }
-

@@ -191,4 +191,3 @@ func (c *Cluster) Node() string {
 	}
 	return strings.ToLower(name)
 }
-

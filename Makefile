@@ -202,6 +202,7 @@ install: install-check build
 	install -D -m 0755 $(BIN)/resctrl-mon $(DESTDIR)$(BINDIR)/resctrl-mon
 	install -D -m 0755 $(BIN)/resctrl-mon-runtime $(DESTDIR)$(BINDIR)/resctrl-mon-runtime
 	install -D -m 0755 $(BIN)/resctrl-mon-nri $(DESTDIR)$(BINDIR)/resctrl-mon-nri
+	install -D -m 0755 install/kubectl/kubectl-resctrl_mon $(DESTDIR)$(BINDIR)/kubectl-resctrl_mon
 	install -D -m 0644 README.md $(DESTDIR)$(DOCDIR)/README.md
 	install -D -m 0644 test/README.md $(DESTDIR)$(DOCDIR)/test/README.md
 	install -D -m 0644 install/helm/resctrl-mon/README.md $(DESTDIR)$(DOCDIR)/install/helm/resctrl-mon/README.md
@@ -236,7 +237,7 @@ uninstall:
 	rm -f $(DESTDIR)$(UNITDIR)/resctrl-mon-reconcile.service $(DESTDIR)$(UNITDIR)/resctrl-mon-reconcile.timer \
 	  $(DESTDIR)$(UNITDIR)/resctrl-mon-serve.service $(DESTDIR)$(UNITDIR)/resctrl-mon-nri.service
 	rm -f $(DESTDIR)$(LIBEXECDIR)/resctrl-mon-hook $(DESTDIR)$(BINDIR)/resctrl-mon $(DESTDIR)$(BINDIR)/resctrl-mon-runtime \
-	  $(DESTDIR)$(BINDIR)/resctrl-mon-nri
+	  $(DESTDIR)$(BINDIR)/resctrl-mon-nri $(DESTDIR)$(BINDIR)/kubectl-resctrl_mon
 	rm -f $(DESTDIR)$(DOCDIR)/examples/containerd-nri.toml $(DESTDIR)$(DOCDIR)/examples/crio-nri.conf
 	rm -f $(DESTDIR)$(CONFDIR)/host-install.json
 	rm -f $(DESTDIR)$(DOCDIR)/README.md

@@ -54,8 +54,9 @@ func main() {
 			},
 			{
 				Name:   "status",
-				Usage:  "show every owned group, RMID use and recent failures",
-				Flags:  []cli.Flag{&cli.BoolFlag{Name: "json", Usage: "print JSON"}},
+				Usage:  "show every owned group, RMID use and recent failures; with --pod, one pod's group whole",
+				Flags: []cli.Flag{&cli.BoolFlag{Name: "json", Usage: "print JSON"},
+					&cli.StringFlag{Name: "pod", Usage: "one pod's group (its UID, or namespace/name): containers, tasks, counters, the lives its snapshots keep, its failures"}},
 				Action: status,
 			},
 			sidecarCommand(),
@@ -144,6 +145,9 @@ func openInventory(c *cli.Context) (*inventory.Inventory, error) {
 }
 
 func status(c *cli.Context) error {
+	if c.IsSet("pod") {
+		return podStatus(c)
+	}
 	inv, err := openInventory(c)
 	if err != nil {
 		return err

@@ -54,6 +54,7 @@ mkdir -p "$dir"
 for b in "${binaries[@]}"; do
 	install -m 0755 "$bin/$b" "$dir/$b"
 done
+install -m 0755 "$top/install/kubectl/kubectl-resctrl_mon" "$dir/"
 install -m 0644 "$top/LICENSE" "$top/CHANGELOG.md" "$top/README.md" "$dir/"
 cp -R "$licenses" "$dir/licenses"
 chmod -R u=rwX,go=rX "$dir/licenses"

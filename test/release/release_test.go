@@ -157,7 +157,10 @@ func checkTarball(t *testing.T, path, version string) {
 			t.Fatal(err)
 		}
 	}
-	want := []string{"CHANGELOG.md", "LICENSE", "README.md"}
+	want := []string{"CHANGELOG.md", "LICENSE", "README.md", "kubectl-resctrl_mon"}
+	if files[top+"kubectl-resctrl_mon"].mode&0o111 == 0 {
+		t.Errorf("%s: the kubectl plugin is not executable", path)
+	}
 	for b := range shipped {
 		want = append(want, b)
 		if files[top+b].mode&0o111 == 0 {

@@ -154,6 +154,7 @@ func (l installed) files() []string {
 		l.bin + "/resctrl-mon",
 		l.bin + "/resctrl-mon-runtime",
 		l.bin + "/resctrl-mon-nri",
+		l.bin + "/kubectl-resctrl_mon", // the kubectl plugin
 		l.libexec + "/resctrl-mon-hook",
 		l.hooks + "/resctrl-mon-createruntime.json",
 		l.hooks + "/resctrl-mon-poststop.json",

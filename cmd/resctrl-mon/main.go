@@ -53,8 +53,8 @@ func main() {
 				Action: repeat(reconcile),
 			},
 			{
-				Name:   "status",
-				Usage:  "show every owned group, RMID use and recent failures; with --pod, one pod's group whole",
+				Name:  "status",
+				Usage: "show every owned group, RMID use and recent failures; with --pod, one pod's group whole",
 				Flags: []cli.Flag{&cli.BoolFlag{Name: "json", Usage: "print JSON"},
 					&cli.StringFlag{Name: "pod", Usage: "one pod's group (its UID, or namespace/name): containers, tasks, counters, the lives its snapshots keep, its failures"}},
 				Action: status,

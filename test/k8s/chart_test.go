@@ -454,6 +454,13 @@ func TestChartWrapper(t *testing.T) {
 			t.Errorf("install-hooks does not mount %s", p)
 		}
 	}
+	// Where install-hooks checks the runtime the wrapper runs (config.runtime) and looks for
+	// the node's runc or crun: read-only.
+	for _, p := range []string{"/host/usr/sbin", "/host/usr/bin"} {
+		if m := mountAt(in, p); m == nil || get(m, "readOnly") != true {
+			t.Errorf("install-hooks mounts %s as %v, want read-only", p, m)
+		}
+	}
 	hook, err := config.Parse(strings.NewReader(fmt.Sprint(get(releaseConfig(t, objs), "data", "hook-config.yaml"))))
 	if err != nil || hook.RuntimeHook != "/usr/local/libexec/oci/hooks.d/resctrl-mon-hook" {
 		t.Errorf("the wrapper's config: runtimeHook %q, %v; want hooks.hookPath", hook.RuntimeHook, err)

@@ -218,3 +218,20 @@ label node-feature-discovery sets keeps such nodes out.
 {{- toYaml $sel -}}
 {{- end -}}
 
+{{/*
+Where install-hooks looks for the runtime the wrapper runs (config.runtime), read-only: its
+directory, and /usr/bin and /usr/sbin, where distributions put runc and crun, so that a
+missing runtime is named with the one the node has. Directories install-hooks already mounts
+are left out.
+*/}}
+{{- define "resctrl-mon.runtimeDirs" -}}
+{{- $mounted := list (dir .Values.hooks.hookPath) (dir .Values.hooks.configPath) (dir .Values.wrapper.path) .Values.hooks.hooksDir -}}
+{{- $dirs := list -}}
+{{- range list (dir .Values.config.runtime) "/usr/bin" "/usr/sbin" -}}
+{{- if and (not (has . $mounted)) (not (has . $dirs)) -}}
+{{- $dirs = append $dirs . -}}
+{{- end -}}
+{{- end -}}
+{{- toYaml $dirs -}}
+{{- end -}}
+

@@ -3,7 +3,9 @@
 //   - whether a DaemonSet is still there (`host uninstall --unless-daemonset`, kept for
 //     compatibility: the chart now cleans up from a Helm hook instead, see rollout.go);
 //   - whether the cleanup DaemonSet of a `helm uninstall` has run on every node (rollout.go);
-//   - an Event on a Node saying what the cleanup decided there (events.go).
+//   - an Event on a Node saying what the cleanup decided there (events.go);
+//   - an Event on a Pod saying it was left pending, refused, placed late or placed after
+//     all (podevent.go, posted by lib/podevents in `serve`).
 //
 // An answer it cannot read is an error, never a guess: the callers keep everything on the
 // node then, the safe side.

@@ -96,6 +96,7 @@ func runScenario(t *testing.T, runtime, mode string) {
 	wl := s.workloads()
 	s.staticPod(wl)
 	s.execs(wl)
+	s.podEvents()
 	before := s.groups(wl)
 	s.replaceDaemonPod(wl, before)
 	s.keeps(wl, before)

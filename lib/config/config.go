@@ -140,6 +140,21 @@ type Config struct {
 	// MBMAssignmentNamespaces lists the namespaces whose pods' mbmAssignmentAnnotation is
 	// honoured; "*" (the default): every namespace's; empty: none.
 	MBMAssignmentNamespaces []string `json:"mbmAssignmentNamespaces"`
+
+	// Events: Kubernetes Events on a pod that is left pending, refused, placed late or placed
+	// after all, posted by `serve` (lib/podevents).
+	Events Events `json:"events"`
+}
+
+// Events says whether `serve` posts Events on pods, and how many at most.
+type Events struct {
+	// Enabled needs the pod's service account token and the right to create Events (the
+	// chart's events.enabled gives both); off by default, for a `serve` outside a pod has
+	// neither.
+	Enabled bool `json:"enabled"`
+	// Rate is how many Events a minute the node posts at most (a burst of as many); more
+	// are dropped and counted.
+	Rate int `json:"rate"`
 }
 
 // Filter includes or excludes names. An empty Include means everything.
@@ -186,6 +201,10 @@ func Default() Config {
 		RuntimeRoots:      []string{"/run/runc", "/run/containerd/runc/*", "/run/crun"},
 		Runtime:           "/usr/sbin/runc",
 		RuntimeHook:       DefaultHookPath,
+		// A node where every pod goes pending at once (RMIDs run out) posts a minute's
+		// worth at once, then one a second: the API server's default event rate limit
+		// per source (EventRateLimit) is of that order.
+		Events: Events{Rate: 60},
 	}
 }
 
@@ -244,6 +263,9 @@ func (c Config) Validate() error {
 				bad(key, "%q is not a namespace name", n)
 			}
 		}
+	}
+	if c.Events.Rate < 1 || c.Events.Rate > 6000 {
+		bad("events.rate", "%d is not between 1 and 6000 a minute", c.Events.Rate)
 	}
 	if _, err := ParseSelector(c.PodSelector); err != nil {
 		bad("podSelector", "%s", err)

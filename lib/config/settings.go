@@ -39,6 +39,8 @@ var settings = []Setting{
 	{"mbmAssignmentAnnotation", "under mbmAssignment: policy, pods whose annotation of this name is \"true\" get bandwidth counters before the others; empty: by LLC occupancy alone"},
 	{"mbmAssignmentNamespaces", "namespaces whose pods' mbmAssignmentAnnotation is honoured; `*` (the default): every pod's; empty: none (the chart's default). A pod elsewhere that asks is ranked by LLC occupancy alone and counted (failures_total, reason annotation): on a node shared by tenants, list the namespaces allowed to take the few counters first"},
 	{"mbmAssignmentHold", "under mbmAssignment: policy, a counter stays at least this long with the pod it was given to (a new counter starts from zero: handing them round would leave no pod a rate)"},
+	{"events.enabled", "true: serve posts Kubernetes Events on a pod left pending (ResctrlMonPending), refused under failurePolicy closed (ResctrlMonRefused), placed late (ResctrlMonLateAssigned) or placed after being pending (ResctrlMonPlaced), once each; it needs the pod's service account token and the right to create Events (the chart's events.enabled). Never on a placement's path: serve reads the records"},
+	{"events.rate", "at most this many Events a minute from the node (a burst of as many); more are dropped and counted (resctrl_mon_events_posted_total, outcome rate_limited)"},
 	{"log", "syslog (journald reads it; when there is no syslog, <stateDir>/hook.log, kept under 1 MiB with one older generation, hook.log.1), stderr, or file:/path"},
 	{"runtimeRoots", "where reconcile reads the OCI runtimes' state to learn which containers are alive (globs allowed)"},
 	{"runtime", "the real OCI runtime (runc or crun) the runtime wrapper, resctrl-mon-runtime, execs"},

@@ -14,9 +14,11 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	dto "github.com/prometheus/client_model/go"
 
+	"github.com/resctrl-mon/resctrl-mon/lib/config"
 	"github.com/resctrl-mon/resctrl-mon/lib/exporter"
 	"github.com/resctrl-mon/resctrl-mon/lib/inventory"
 	"github.com/resctrl-mon/resctrl-mon/lib/nriplugin"
+	"github.com/resctrl-mon/resctrl-mon/lib/podevents"
 	"github.com/resctrl-mon/resctrl-mon/lib/psi"
 	"github.com/resctrl-mon/resctrl-mon/lib/psimetrics"
 	"github.com/resctrl-mon/resctrl-mon/lib/registry"
@@ -65,10 +67,16 @@ func metricsData() (any, error) {
 	if err != nil {
 		return nil, err
 	}
+	events, err := gather(podevents.New(config.Default(), "", nil, nil).Collector())
+	if err != nil {
+		return nil, err
+	}
 	var out []family
-	for _, mf := range slices.Concat(main, avg, build, adapter) {
+	for _, mf := range slices.Concat(main, avg, build, adapter, events) {
 		f := describe(mf)
 		switch {
+		case slices.Contains(events, mf):
+			f.Note = "with the config's `events.enabled` ([Events on pods](../operations/events.md))"
 		case slices.Contains(adapter, mf):
 			f.Note = "the NRI adapter's own (`resctrl-mon-nri --health-listen`, or `--listen`)"
 		case !slices.ContainsFunc(slices.Concat(main, plain, build), func(p *dto.MetricFamily) bool { return p.GetName() == mf.GetName() }):

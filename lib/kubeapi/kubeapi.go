@@ -3,7 +3,9 @@
 //   - whether a DaemonSet is still there (`host uninstall --unless-daemonset`, kept for
 //     compatibility: the chart now cleans up from a Helm hook instead, see rollout.go);
 //   - whether the cleanup DaemonSet of a `helm uninstall` has run on every node (rollout.go);
-//   - an Event on a Node saying what the cleanup decided there (events.go).
+//   - an Event on a Node saying what the cleanup decided there (events.go);
+//   - an Event on a Pod saying it was left pending, refused, placed late or placed after
+//     all (podevent.go, posted by lib/podevents in `serve`).
 //
 // An answer it cannot read is an error, never a guess: the callers keep everything on the
 // node then, the safe side.
@@ -23,6 +25,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"time"
 )
 
@@ -37,9 +40,12 @@ const maxBody = 8 << 20
 
 // Client reaches the API server with a bearer token.
 type Client struct {
-	server string // https://host:port
-	token  string
-	http   *http.Client
+	server    string // https://host:port
+	tokenFile string
+	http      *http.Client
+
+	mu    sync.Mutex
+	token string // the last token read
 }
 
 // InCluster is a client for the API server the pod's environment names
@@ -70,8 +76,9 @@ func InCluster(server, saDir string, getenv func(string) string) (*Client, error
 		return nil, fmt.Errorf("kubeapi: %s holds no PEM certificate", filepath.Join(saDir, "ca.crt"))
 	}
 	return &Client{
-		server: strings.TrimSuffix(server, "/"),
-		token:  strings.TrimSpace(string(token)),
+		server:    strings.TrimSuffix(server, "/"),
+		tokenFile: filepath.Join(saDir, "token"),
+		token:     strings.TrimSpace(string(token)),
 		http: &http.Client{
 			Timeout:   Timeout,
 			Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: pool, MinVersion: tls.VersionTLS12}},
@@ -90,7 +97,7 @@ func (c *Client) do(ctx context.Context, method, path string, body []byte) (int,
 	if err != nil {
 		return 0, nil, fmt.Errorf("kubeapi: %s %s: %w", method, path, err)
 	}
-	req.Header.Set("Authorization", "Bearer "+c.token)
+	req.Header.Set("Authorization", "Bearer "+c.currentToken())
 	req.Header.Set("Accept", "application/json")
 	if body != nil {
 		req.Header.Set("Content-Type", "application/json")
@@ -105,6 +112,18 @@ func (c *Client) do(ctx context.Context, method, path string, body []byte) (int,
 		return 0, nil, fmt.Errorf("kubeapi: %s %s: %w", method, path, err)
 	}
 	return resp.StatusCode, b, nil
+}
+
+// currentToken is the token the service account's file holds now: kubelet rewrites a
+// projected token before it expires (within the hour), and `serve` lives longer. A file that
+// cannot be read (the rename of a rotation) leaves the last token read.
+func (c *Client) currentToken() string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if b, err := os.ReadFile(c.tokenFile); err == nil && len(bytes.TrimSpace(b)) > 0 {
+		c.token = strings.TrimSpace(string(b))
+	}
+	return c.token
 }
 
 // unexpected is the error for an answer with a status the caller has no meaning for.

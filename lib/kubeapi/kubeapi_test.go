@@ -13,6 +13,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -145,5 +146,49 @@ func TestInClusterBadInput(t *testing.T) {
 	}
 	if _, err := InCluster("https://x", t.TempDir(), empty); err == nil || !strings.Contains(err.Error(), "token") {
 		t.Errorf("no token: %v", err)
+	}
+}
+
+// kubelet rotates a projected service account token (it expires within the hour): a client
+// that lives as long as `serve` must send the token the file holds now, not the one it
+// started with.
+func TestClientReadsRotatedToken(t *testing.T) {
+	t.Parallel()
+	var got []string
+	srv := httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		got = append(got, r.Header.Get("Authorization"))
+		w.WriteHeader(http.StatusCreated)
+	}))
+	t.Cleanup(srv.Close)
+	sa := t.TempDir()
+	ca := pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: srv.Certificate().Raw})
+	if err := os.WriteFile(filepath.Join(sa, "ca.crt"), ca, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	token := filepath.Join(sa, "token")
+	if err := os.WriteFile(token, []byte("first\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	c, err := InCluster(srv.URL, sa, func(string) string { return "" })
+	if err != nil {
+		t.Fatal(err)
+	}
+	post := func() {
+		if err := c.NodeEvent(context.Background(), "n", ReasonKept, "m", time.Now()); err != nil {
+			t.Fatal(err)
+		}
+	}
+	post()
+	if err := os.WriteFile(token, []byte("second\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	post()
+	// A token file gone (a rotation's rename in progress) leaves the last one read.
+	if err := os.Remove(token); err != nil {
+		t.Fatal(err)
+	}
+	post()
+	if want := []string{"Bearer first", "Bearer second", "Bearer second"}; !slices.Equal(got, want) {
+		t.Errorf("sent %q, want %q", got, want)
 	}
 }

@@ -100,6 +100,7 @@ func runScenario(t *testing.T, runtime, mode string) {
 	s.staticPod(wl)
 	s.execs(wl)
 	s.kubectlPlugin(wl)
+	s.podEvents()
 	before := s.groups(wl)
 	s.replaceDaemonPod(wl, before)
 	s.keeps(wl, before)

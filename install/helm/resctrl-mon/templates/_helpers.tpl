@@ -190,7 +190,7 @@ a hash of that data, so that each content has its own ConfigMap (see configmap.y
   # What the pod's own processes read: resctrl where the pod mounts it (/host + the node's
   # path, out of the runtimes' default AppArmor deny rules); every other path is the node's.
   config.yaml: |
-    {{- toYaml (merge (dict "resctrlRoot" (include "resctrl-mon.resctrlPath" .)) (deepCopy .Values.config)) | nindent 4 }}
+    {{- toYaml (merge (dict "resctrlRoot" (include "resctrl-mon.resctrlPath" .) "events" .Values.events) (deepCopy .Values.config)) | nindent 4 }}
   {{- if or (eq .Values.mode "hooks") .Values.wrapper.enabled }}
   # What the hook and the wrapper installed on the node read: the node's paths, a log a process
   # outside any pod can write, and the hook where install-hooks put it.

@@ -203,14 +203,15 @@ func TestChartModes(t *testing.T) {
 			t.Errorf("nri-adapter command %s lacks %s", cmd, want)
 		}
 	}
-	// The adapter serves nothing: a scrape cannot reach the process that places.
+	// The adapter serves no node metrics (the exporter's, whose scrape reads every group):
+	// only its own few, and its probes, on a port of its own (TestChartAdapterHealth).
 	for _, no := range []string{"--listen", "--web.config.file", "--pressure-averages"} {
-		if strings.Contains(cmd, no) {
+		if strings.Contains(cmd, " "+no) {
 			t.Errorf("nri-adapter command %s has %s", cmd, no)
 		}
 	}
-	if p := get(ad, "ports"); p != nil {
-		t.Errorf("nri-adapter ports = %v, want none", p)
+	if p := fmt.Sprint(get(ad, "ports")); p != "[map[containerPort:9433 name:nri-metrics protocol:TCP]]" {
+		t.Errorf("nri-adapter ports = %v, want only nri-metrics", p)
 	}
 	for _, p := range []string{"/run/x", "/host/sys/fs/resctrl", "/run/resctrl-mon", "/host/sys/fs/cgroup"} {
 		if mountAt(ad, p) == nil {

@@ -108,7 +108,8 @@ func TestChartPrometheusRule(t *testing.T) {
 	}
 	r := rules(pr)
 	for name, want := range map[string]string{
-		"ResctrlMonExporterDown":    `up{job="kubernetes-pods"} == 0`,
+		"ResctrlMonExporterDown":    `up{job="kubernetes-pods", container!="nri-adapter"} == 0`,
+		"ResctrlMonAdapterDown":     `resctrl_mon_nri_connected{job="kubernetes-pods"} == 1`,
 		"ResctrlMonExporterAbsent":  `absent(up{job="kubernetes-pods"})`,
 		"ResctrlMonRMIDsRunningOut": `> 75`,
 	} {
@@ -119,11 +120,21 @@ func TestChartPrometheusRule(t *testing.T) {
 	if u := get(r["ResctrlMonPodsPending"], "annotations", "runbook_url"); u != "https://wiki.example/resctrl#resctrlmonpodspending" {
 		t.Errorf("runbook_url %v, want runbookBaseURL#resctrlmonpodspending", u)
 	}
-	// The container that places: the adapter in mode nri, reconcile in mode hooks.
-	for mode, want := range map[string]string{"nri": `container="nri-adapter"`, "hooks": `container="reconcile"`} {
-		e := fmt.Sprint(get(rules(promRule(t, "mode="+mode))["ResctrlMonAdapterDown"], "expr"))
-		if !strings.Contains(e, want) || !strings.Contains(e, `namespace="monitoring", pod=~"rm-resctrl-mon-[a-z0-9]{5}"`) {
-			t.Errorf("mode %s: ResctrlMonAdapterDown expr %s, want %s of the release's pods", mode, e, want)
+	// The container that places: in mode nri the adapter, from its own metrics (no
+	// kube-state-metrics); in mode hooks reconcile, which has none, from kube-state-metrics.
+	nri := rules(promRule(t, "mode=nri"))
+	for _, name := range []string{"ResctrlMonAdapterDown", "ResctrlMonAdapterNotSynchronised", "ResctrlMonAdapterEventsFailing"} {
+		if e := fmt.Sprint(get(nri[name], "expr")); !strings.Contains(e, "resctrl_mon_nri_") || strings.Contains(e, "kube_") {
+			t.Errorf("mode nri: %s expr %s, want the adapter's own metrics", name, e)
+		}
+	}
+	hooks := rules(promRule(t, "mode=hooks"))
+	if e := fmt.Sprint(get(hooks["ResctrlMonAdapterDown"], "expr")); !strings.Contains(e, `container="reconcile"`) || !strings.Contains(e, `namespace="monitoring", pod=~"rm-resctrl-mon-[a-z0-9]{5}"`) {
+		t.Errorf("mode hooks: ResctrlMonAdapterDown expr %s, want reconcile of the release's pods", e)
+	}
+	for _, name := range []string{"ResctrlMonAdapterNotSynchronised", "ResctrlMonAdapterEventsFailing"} {
+		if _, ok := hooks[name]; ok {
+			t.Errorf("mode hooks has %s, an alert of the NRI adapter", name)
 		}
 	}
 }

@@ -155,24 +155,33 @@ The exporter's --listen: exporter.host, or the node's address from the downward 
 [::1]:p, and an IPv6 node address needs the brackets.
 */}}
 {{- define "resctrl-mon.listen" -}}
-{{- $h := .Values.exporter.host | default "$(HOST_IP)" -}}
-{{- printf "[%s]:%v" (trimSuffix "]" (trimPrefix "[" $h)) .Values.exporter.port -}}
+{{- include "resctrl-mon.listenOn" (dict "root" . "port" .Values.exporter.port) -}}
 {{- end -}}
 
 {{/*
-The exporter's probes, on path: where it listens (a host-network pod's own address is the
-node's, so no host is named for the default), over HTTPS with a TLS web config; with basic
-auth, which kubelet cannot send, only the port.
+An address on exporter.host at another port (the adapter's --health-listen, nri.health.port):
+one value says where the pod's servers bind.
+*/}}
+{{- define "resctrl-mon.listenOn" -}}
+{{- $h := .root.Values.exporter.host | default "$(HOST_IP)" -}}
+{{- printf "[%s]:%v" (trimSuffix "]" (trimPrefix "[" $h)) .port -}}
+{{- end -}}
+
+{{/*
+The exporter's probes (with port: the adapter's), on path: where it listens (a host-network
+pod's own address is the node's, so no host is named for the default), over HTTPS with a TLS
+web config; with basic auth, which kubelet cannot send, only the port.
 */}}
 {{- define "resctrl-mon.probe" -}}
 {{- $e := .root.Values.exporter -}}
+{{- $port := .port | default $e.port -}}
 {{- $host := trimSuffix "]" (trimPrefix "[" $e.host) -}}
 {{- if and $e.webConfig.secretName $e.webConfig.basicAuth -}}
-tcpSocket: {port: {{ $e.port }}{{ if and $host (not (has $host (list "0.0.0.0" "::"))) }}, host: {{ $host | quote }}{{ end }}}
+tcpSocket: {port: {{ $port }}{{ if and $host (not (has $host (list "0.0.0.0" "::"))) }}, host: {{ $host | quote }}{{ end }}}
 {{- else -}}
 httpGet:
   path: {{ .path }}
-  port: {{ $e.port }}
+  port: {{ $port }}
   {{- if and $host (not (has $host (list "0.0.0.0" "::"))) }}
   host: {{ $host | quote }}
   {{- end }}

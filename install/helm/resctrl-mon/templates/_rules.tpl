@@ -2,7 +2,8 @@
 The PrometheusRule's rules, as YAML lists that prometheusrule.yaml parses, drops the disabled
 ones from and gives each alert its runbook_url (docs/operations/alerts.md, one section per
 alert). Only metrics the exporter exports (docs/reference/metrics.md), `up` of the exporter's
-scrape job, and kube-state-metrics' container readiness for the container that places.
+scrape job; in mode nri the adapter's own metrics (its port nri-metrics, the same job), in mode
+hooks kube-state-metrics' readiness of reconcile, which has no metrics of its own.
 Alert templates ({{ $labels.x }}) are quoted out of Helm's reach with {{` `}}.
 */}}
 {{- define "resctrl-mon.job" -}}
@@ -25,7 +26,7 @@ Alert templates ({{ $labels.x }}) are quoted out of Helm's reach with {{` `}}.
 {{- define "resctrl-mon.alertRules" -}}
 {{- $job := include "resctrl-mon.job" . -}}
 - alert: ResctrlMonExporterDown
-  expr: up{job="{{ $job }}"} == 0
+  expr: up{job="{{ $job }}", container!="nri-adapter"} == 0
   for: 5m
   labels:
     severity: warning
@@ -101,12 +102,40 @@ Alert templates ({{ $labels.x }}) are quoted out of Helm's reach with {{` `}}.
   annotations:
     summary: Monitoring groups disappeared and were not re-created.
     description: {{`'{{ $value }} pod(s) on {{ $labels.node }} ({{ $labels.instance }}) have had no group in resctrl for 15 minutes.'`}}
+{{- if eq .Values.mode "nri" }}
+{{- /* A node is known by any target of the job; its adapter is down unless it says it is
+connected: disconnected, stopped (its scrape fails), or not scraped at all. */}}
 - alert: ResctrlMonAdapterDown
-  expr: kube_pod_container_status_ready{namespace="{{ .Release.Namespace }}", pod=~"{{ include "resctrl-mon.fullname" . }}-[a-z0-9]{5}", container="{{ if eq .Values.mode "nri" }}nri-adapter{{ else }}reconcile{{ end }}"} == 0
+  expr: group by (node) (up{job="{{ $job }}"}) unless on (node) (resctrl_mon_nri_connected{job="{{ $job }}"} == 1)
+  for: 5m
+  labels:
+    severity: critical
+  annotations:
+    summary: The NRI adapter of a node is not connected to the runtime.
+    description: {{`'The NRI adapter on {{ $labels.node }} has not said it is connected to the runtime for 5 minutes (disconnected, not answering its scrape, or not running): new containers on that node are not placed.'`}}
+- alert: ResctrlMonAdapterNotSynchronised
+  expr: (resctrl_mon_nri_last_synchronize_timestamp_seconds{job="{{ $job }}"} == 0) and on (job, instance) (resctrl_mon_nri_connected{job="{{ $job }}"} == 1)
+  for: 10m
+  labels:
+    severity: warning
+  annotations:
+    summary: The NRI adapter is connected but its Synchronize has not finished.
+    description: {{`'The NRI adapter on {{ $labels.node }} ({{ $labels.instance }}) has been connected for 10 minutes without finishing its Synchronize: the containers that ran before it are not all placed.'`}}
+- alert: ResctrlMonAdapterEventsFailing
+  expr: increase(resctrl_mon_nri_events_total{job="{{ $job }}", outcome=~"failed|past-budget|not-started"}[10m]) > 0
+  labels:
+    severity: warning
+  annotations:
+    summary: The NRI adapter failed events or answered them before their work was done.
+    description: {{`'The NRI adapter on {{ $labels.node }} ({{ $labels.instance }}) answered {{ $labels.event }} events {{ $labels.outcome }} in the last 10 minutes.'`}}
+{{- else }}
+- alert: ResctrlMonAdapterDown
+  expr: kube_pod_container_status_ready{namespace="{{ .Release.Namespace }}", pod=~"{{ include "resctrl-mon.fullname" . }}-[a-z0-9]{5}", container="reconcile"} == 0
   for: 5m
   labels:
     severity: critical
   annotations:
     summary: The container that places pods into their groups is not running.
     description: {{`'{{ $labels.container }} of {{ $labels.namespace }}/{{ $labels.pod }} has not been ready for 5 minutes: new containers on its node are not placed.'`}}
+{{- end }}
 {{- end -}}

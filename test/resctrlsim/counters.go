@@ -32,16 +32,16 @@ type pkgCounters struct {
 }
 
 func newCounters(o Options) counters {
-	c := counters{l3: make([]l3Counters, o.L3Domains), pkg: make([]pkgCounters, o.PerfPkgDomains)}
+	c := counters{l3: make([]l3Counters, o.l3MonDomains()), pkg: make([]pkgCounters, o.PerfPkgDomains)}
 	for d := range c.l3 {
 		c.l3[d].cntr = [numMBMEvents]int{-1, -1}
 	}
 	return c
 }
 
-// add charges d of CPU time that ran on cpu. A CPU belongs to L3 domain cpu mod domains
-// (and likewise for packages): enough to make a task's domain stable and its counts land in
-// one place.
+// add charges d of CPU time that ran on cpu. A CPU belongs to L3 monitoring domain cpu mod
+// domains (and likewise for packages): enough to make a task's domain stable and its counts
+// land in one place. With SNC the L3 monitoring domains are the nodes (snc.go).
 func (c *counters) add(cpu int, d time.Duration, now time.Time, r Rates) {
 	s := d.Seconds()
 	l := &c.l3[cpu%len(c.l3)]
@@ -63,6 +63,12 @@ func (l *l3Counters) decay(now time.Time, r Rates) {
 		l.occ *= math.Exp(-float64(now.Sub(l.occAt)) / float64(r.LLCDecay))
 	}
 	l.occAt = now
+}
+
+// occupancy is what llc_occupancy shows of l now.
+func (m *model) occupancy(l *l3Counters) uint64 {
+	l.decay(m.opts.now(), m.opts.Rates)
+	return uint64(l.occ) / occupancyScale * occupancyScale
 }
 
 // occupancyScale is the granularity of llc_occupancy: hardware counts cache lines in units
@@ -140,8 +146,7 @@ func (m *model) readCounter(g *group, domain string, idx int, name string) (stri
 		l := &g.counters.l3[idx]
 		switch name {
 		case "llc_occupancy":
-			l.decay(m.opts.now(), m.opts.Rates)
-			return strconv.FormatUint(uint64(l.occ)/occupancyScale*occupancyScale, 10) + "\n", 0
+			return strconv.FormatUint(m.occupancy(l), 10) + "\n", 0
 		case "mbm_total_bytes":
 			return m.readMBM(g, idx, evTotal), 0
 		case "mbm_local_bytes":

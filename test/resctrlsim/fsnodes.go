@@ -90,7 +90,9 @@ func (d *dirNode) staticEntries() ([]entry, syscall.Errno) {
 	case dirMonData:
 		return monDataEntries(o), 0
 	case dirDomain:
-		return domainEntries(d.domain, d.idx), 0
+		return domainEntries(d.domain, d.idx, o), 0
+	case dirSubDomain:
+		return subDomainEntries(d.idx), 0
 	case dirInfo:
 		return infoEntries(o), 0
 	case dirInfoRes:
@@ -374,6 +376,9 @@ func (f *fileNode) render() (string, syscall.Errno) {
 	case fileCtrlHWID:
 		return strconv.Itoa(g.closid) + "\n", 0
 	case fileCounter:
+		if f.e.sum {
+			return m.readSummed(g, f.e.idx, f.e.name)
+		}
 		return m.readCounter(g, f.e.domain, f.e.idx, f.e.name)
 	case fileLastCmd:
 		return m.lastCmd + "\n", 0

@@ -38,6 +38,7 @@ const (
 	dirMonGroups                   // <group>/mon_groups
 	dirMonData                     // <group>/mon_data
 	dirDomain                      // <group>/mon_data/mon_L3_00 and the like
+	dirSubDomain                   // <group>/mon_data/mon_L3_00/mon_sub_L3_01 (SNC)
 	dirInfo                        // info
 	dirInfoRes                     // info/L3, info/L3_MON, info/PERF_PKG_MON
 	dirEventConfigs                // info/L3_MON/event_configs
@@ -52,6 +53,7 @@ type entry struct {
 	sub    dirKind
 	domain string // "L3" or "PERF_PKG" for domains and counters; the resource under info/
 	idx    int    // domain id
+	sum    bool   // a counter summed over the SNC nodes of cache idx (snc.go)
 	text   string // content of a static file
 	rw     bool
 }
@@ -97,14 +99,31 @@ func monDataEntries(o Options) []entry {
 	return es
 }
 
-func domainEntries(domain string, idx int) []entry {
+// domainEntries lists mon_data/mon_<domain>_<idx>. With SNC an L3 one holds the files
+// summed over its nodes and a mon_sub_L3_YY directory per node (snc.go).
+func domainEntries(domain string, idx int, o Options) []entry {
 	names := l3Features()
 	if domain == "PERF_PKG" {
 		names = perfPkgFeatures()
 	}
+	snc := domain == "L3" && o.SNCWays > 1
 	var es []entry
 	for _, n := range names {
-		es = append(es, entry{name: n, file: fileCounter, domain: domain, idx: idx})
+		es = append(es, entry{name: n, file: fileCounter, domain: domain, idx: idx, sum: snc})
+	}
+	if snc {
+		for _, node := range sncNodes(idx, o) {
+			es = append(es, entry{name: fmt.Sprintf("mon_sub_L3_%02d", node), dir: true, sub: dirSubDomain, domain: domain, idx: node})
+		}
+	}
+	return es
+}
+
+// subDomainEntries lists mon_sub_L3_<node>: the node's own counters.
+func subDomainEntries(node int) []entry {
+	var es []entry
+	for _, n := range l3Features() {
+		es = append(es, entry{name: n, file: fileCounter, domain: "L3", idx: node})
 	}
 	return es
 }
@@ -134,7 +153,7 @@ func infoResEntries(res string, o Options) []entry {
 	case "L3_MON":
 		es := []entry{
 			static("mon_features", strings.Join(l3Features(), "\n")),
-			static("num_rmids", fmt.Sprint(o.NumRMIDs)),
+			static("num_rmids", fmt.Sprint(o.l3RMIDs())),
 			{name: "max_threshold_occupancy", file: fileThreshold, rw: true},
 		}
 		if o.MBMAssign != MBMAssignAbsent {

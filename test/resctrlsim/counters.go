@@ -29,6 +29,7 @@ type l3Counters struct {
 
 type pkgCounters struct {
 	energy, activity float64 // cumulative
+	cpu              float64 // CPU seconds: the perf group's integer events follow it (aet.go)
 }
 
 func newCounters(o Options) counters {
@@ -53,6 +54,7 @@ func (c *counters) add(cpu int, d time.Duration, now time.Time, r Rates) {
 		p := &c.pkg[cpu%len(c.pkg)]
 		p.energy += s * r.JoulesPerCPUSecond
 		p.activity += s * r.ActivityPerCPUSecond
+		p.cpu += s
 	}
 }
 
@@ -160,13 +162,15 @@ func (m *model) readCounter(g *group, domain string, idx int, name string) (stri
 	case "activity":
 		return fmt.Sprintf("%.6f\n", p.activity), 0
 	}
+	if rate, ok := perfEventRates[name]; ok {
+		return strconv.FormatUint(uint64(p.cpu*rate), 10) + "\n", 0
+	}
 	return "", syscall.ENOENT
 }
 
-// l3Features and perfPkgFeatures are the counters each domain kind has, in the order of
-// info/*/mon_features.
-func l3Features() []string      { return []string{"llc_occupancy", "mbm_total_bytes", "mbm_local_bytes"} }
-func perfPkgFeatures() []string { return []string{"core_energy", "activity"} }
+// l3Features are the counters of an L3 domain, in the order of info/L3_MON/mon_features
+// (a PERF_PKG domain's are its enabled AET groups': aet.go).
+func l3Features() []string { return []string{"llc_occupancy", "mbm_total_bytes", "mbm_local_bytes"} }
 
 // onlineCPUs reads /sys/devices/system/cpu/online; one CPU if it cannot.
 func onlineCPUs() []int {

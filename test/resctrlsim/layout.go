@@ -104,7 +104,7 @@ func monDataEntries(o Options) []entry {
 func domainEntries(domain string, idx int, o Options) []entry {
 	names := l3Features()
 	if domain == "PERF_PKG" {
-		names = perfPkgFeatures()
+		names = o.aet.events
 	}
 	snc := domain == "L3" && o.SNCWays > 1
 	var es []entry
@@ -169,7 +169,7 @@ func infoResEntries(res string, o Options) []entry {
 		return es
 	case "PERF_PKG_MON":
 		return []entry{
-			static("mon_features", strings.Join(perfPkgFeatures(), "\n")),
+			static("mon_features", strings.Join(o.aet.events, "\n")),
 			static("num_rmids", fmt.Sprint(o.PerfPkgRMIDs)),
 		}
 	}

@@ -27,8 +27,13 @@ type Options struct {
 	// Zero means no AET: no PERF_PKG domains and no info/PERF_PKG_MON.
 	PerfPkgDomains int
 	// PerfPkgRMIDs is info/PERF_PKG_MON/num_rmids; zero means NumRMIDs. With AET the
-	// number of groups is bounded by the smaller of the two, as the kernel does.
+	// number of groups is bounded by the smaller of the two, as the kernel does. With
+	// AETGroups it is theirs, and must be zero here.
 	PerfPkgRMIDs int
+	// AETGroups, with PerfPkgDomains, are AET's event groups as the kernel found them at
+	// boot (aet.go): which are enabled, which events their domains show, and PERF_PKG's
+	// num_rmids. Nil: the "energy" group alone, enabled, tracking PerfPkgRMIDs.
+	AETGroups []AETGroup
 	// Limbo is the kernel's RMID limbo, on whenever llc_occupancy is monitored (limbo.go):
 	// a freed RMID is dirty until the limbo worker reads its occupancy below
 	// info/L3_MON/max_threshold_occupancy; while only dirty RMIDs are free, mkdir fails with
@@ -69,6 +74,10 @@ type Options struct {
 
 	// now is the clock; tests of pure logic replace it.
 	now func() time.Time
+	// aet is what the kernel made of AETGroups (the energy group alone without them);
+	// aetAllOff: AETGroups were given and none is enabled.
+	aet       aet
+	aetAllOff bool
 }
 
 // Rates turn one second of CPU time into counter increments. They are arbitrary but fixed,
@@ -97,8 +106,19 @@ func (o Options) withDefaults() Options {
 	if o.L3Domains == 0 {
 		o.L3Domains = 1
 	}
-	if o.PerfPkgDomains > 0 && o.PerfPkgRMIDs == 0 {
+	switch {
+	case o.PerfPkgDomains > 0 && o.AETGroups != nil && o.PerfPkgRMIDs == 0:
+		o.aet = resolveAET(o.AETGroups)
+		o.PerfPkgRMIDs = o.aet.rmids
+		if len(o.aet.events) == 0 {
+			// No group enabled: no PERF_PKG resource at all.
+			o.PerfPkgDomains, o.aetAllOff = 0, true
+		}
+	case o.PerfPkgDomains > 0 && o.PerfPkgRMIDs == 0:
 		o.PerfPkgRMIDs = o.NumRMIDs
+	}
+	if o.aet.events == nil && o.PerfPkgDomains > 0 {
+		o.aet.events = aetGroups["energy"]
 	}
 	if o.MBMAssign.assignable() && o.MBMCounters == 0 {
 		o.MBMCounters = 32
@@ -158,12 +178,18 @@ func (o Options) validate() error {
 		return fmt.Errorf("perf_pkg domains %d: must be 0..100", o.PerfPkgDomains)
 	case o.PerfPkgRMIDs < 0:
 		return fmt.Errorf("perf_pkg num_rmids %d: must not be negative", o.PerfPkgRMIDs)
+	case o.AETGroups != nil && o.PerfPkgDomains == 0 && !o.aetAllOff:
+		return fmt.Errorf("aet groups: only with perf_pkg domains")
+	case o.AETGroups != nil && o.PerfPkgRMIDs != o.aet.rmids:
+		return fmt.Errorf("perf_pkg num_rmids %d: not with aet groups, which give it", o.PerfPkgRMIDs)
 	case !o.MBMAssign.valid():
 		return fmt.Errorf("mbm assign %q: must be one of %q", o.MBMAssign, mbmAssignChoices)
 	case o.MBMCounters < 0 || o.MBMCounters > 1<<16:
 		return fmt.Errorf("mbm counters %d: must be 0..65536", o.MBMCounters)
 	case o.MBMCounters > 0 && !o.MBMAssign.assignable():
 		return fmt.Errorf("mbm counters %d: only with mbm assign %q or %q", o.MBMCounters, MBMAssignEvent, MBMAssignDefault)
+	case validateAET(o.AETGroups) != nil:
+		return validateAET(o.AETGroups)
 	case o.LimboTime < 0:
 		return fmt.Errorf("limbo time %s: must not be negative", o.LimboTime)
 	case o.LimboInterval < 0:

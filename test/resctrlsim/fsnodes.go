@@ -384,6 +384,8 @@ func (f *fileNode) render() (string, syscall.Errno) {
 		return m.lastCmd + "\n", 0
 	case fileThreshold:
 		return m.renderThreshold(), 0
+	case fileIOAlloc:
+		return m.renderIOAlloc(), 0
 	case fileAssignMode:
 		return m.renderAssignMode(), 0
 	case fileNumCntrs:
@@ -415,6 +417,8 @@ func (f *fileNode) write(data []byte, caller int) syscall.Errno {
 		return f.m.writeSchemata(f.g, data)
 	case fileThreshold:
 		return f.m.writeThreshold(data)
+	case fileIOAlloc:
+		return f.m.writeIOAlloc(data)
 	case fileAssignMode:
 		return f.m.writeAssignMode(data)
 	case fileOnMkdir:

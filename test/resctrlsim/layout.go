@@ -29,6 +29,7 @@ const (
 	fileEventFilter // info/L3_MON/event_configs/<event>/event_filter
 	fileAssignments // <group>/mbm_L3_assignments
 	fileThreshold   // info/L3_MON/max_threshold_occupancy, see limbo.go
+	fileIOAlloc     // info/L3/io_alloc, see ioalloc.go
 )
 
 type dirKind uint8
@@ -144,12 +145,16 @@ func infoResEntries(res string, o Options) []entry {
 	static := func(name, text string) entry { return entry{name: name, file: fileStatic, text: text + "\n"} }
 	switch res {
 	case "L3":
-		return []entry{
+		es := []entry{
 			static("cbm_mask", cbmMask),
 			static("min_cbm_bits", "1"),
 			static("num_closids", fmt.Sprint(o.NumCLOSIDs)),
 			static("shareable_bits", "0"),
 		}
+		if o.IOAlloc {
+			es = append(es, entry{name: "io_alloc", file: fileIOAlloc, rw: true})
+		}
+		return es
 	case "L3_MON":
 		es := []entry{
 			static("mon_features", strings.Join(l3Features(), "\n")),

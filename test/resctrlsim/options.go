@@ -13,6 +13,9 @@ type Options struct {
 	NumRMIDs int
 	// NumCLOSIDs is info/L3/num_closids; CLOSID 0 belongs to the root group.
 	NumCLOSIDs int
+	// IOAlloc is AMD's io_alloc (Linux ≥ 6.19): info/L3/io_alloc, "disabled" at mount;
+	// enabled, it reserves the highest CLOSID (ioalloc.go).
+	IOAlloc bool
 	// L3Domains is the number of mon_data/mon_L3_NN directories (cache domains, sockets).
 	L3Domains int
 	// SNCWays is Intel's Sub-NUMA Cluster mode (Linux ≥ 6.11): the SNC nodes that share each

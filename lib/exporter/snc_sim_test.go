@@ -34,6 +34,11 @@ func TestCollectSNCSubdomains(t *testing.T) {
 			t.Parallel()
 			e := newEnvOn(t, &cgroup.Host{}, resctrlsim.Options{L3Domains: 1, SNCWays: 2})
 			pid := proctest.Start(t, "exec taskset -c "+strconv.Itoa(cpu)+" sh -c '"+proctest.Spin+"'")
+			// Placed only once bound: time it ran unbound, on the other CPU, must not land in
+			// the group.
+			if err := poll.Until(20*time.Second, func() error { return boundTo(pid, cpu) }); err != nil {
+				t.Fatal(err)
+			}
 			e.place(t, uidBusy, "busy", pid)
 			node, other := strconv.Itoa(cpu), strconv.Itoa(1-cpu)
 			const total = "resctrl_mon_mbm_total_bytes_total"
@@ -94,4 +99,18 @@ func stop(t *testing.T, pid int) {
 	if err != nil {
 		t.Fatal(err)
 	}
+}
+
+// boundTo says whether pid may run on cpu only (taskset has set its affinity).
+func boundTo(pid, cpu int) error {
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/status")
+	if err != nil {
+		return err
+	}
+	for line := range strings.SplitSeq(string(b), "\n") {
+		if v, ok := strings.CutPrefix(line, "Cpus_allowed_list:"); ok && strings.TrimSpace(v) == strconv.Itoa(cpu) {
+			return nil
+		}
+	}
+	return errors.New("not bound yet")
 }

@@ -109,6 +109,8 @@ func TestSNCSumsNodes(t *testing.T) {
 			d := sim.Dir
 			mustMkdir(t, filepath.Join(d, "mon_groups/p"))
 			busy := start(t, "taskset", "-c", strconv.Itoa(cpu), "sh", "-c", "while :; do :; done")
+			// Moved only once bound: time it ran unbound, on the other CPU, must not land in the group.
+			eventually(t, "taskset to bind the task", func() bool { return boundTo(busy.Process.Pid, cpu) })
 			for _, tid := range threads(t, busy.Process.Pid) {
 				if err := write(filepath.Join(d, "mon_groups/p/tasks"), strconv.Itoa(tid)); err != nil {
 					t.Fatal(err)
@@ -150,4 +152,18 @@ func number(t *testing.T, path string) uint64 {
 		t.Fatalf("%s: %v", path, err)
 	}
 	return v
+}
+
+// boundTo reports whether pid may run on cpu only (taskset has set its affinity).
+func boundTo(pid, cpu int) bool {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		return false
+	}
+	for line := range strings.SplitSeq(string(b), "\n") {
+		if v, ok := strings.CutPrefix(line, "Cpus_allowed_list:"); ok {
+			return strings.TrimSpace(v) == strconv.Itoa(cpu)
+		}
+	}
+	return false
 }

@@ -32,7 +32,7 @@ type family struct {
 
 // freeLabels take any value (a pod, a group, a domain); the others' values are a fixed list,
 // which the page gives.
-var freeLabels = []string{"pod_uid", "namespace", "pod", "group", "class", "resource", "domain", "container", "container_id", "counter"}
+var freeLabels = []string{"pod_uid", "namespace", "pod", "group", "class", "resource", "domain", "subdomain", "container", "container_id", "counter"}
 
 // metricsData scrapes the exporter's collector over a node of one pod in every state, each
 // with every counter resctrl-mon knows and one it does not, and the pressure collector over
@@ -168,7 +168,8 @@ func describe(mf *dto.MetricFamily) family {
 }
 
 // sampleNode is a node with one pod in every state, each with a reading of every counter
-// resctrl-mon knows (on an L3 and a PERF_PKG domain) and of one it does not.
+// resctrl-mon knows (on an L3 and a PERF_PKG domain, and an L3 one's SNC node) and of one it
+// does not.
 type sampleNode struct{}
 
 func (sampleNode) Pods(inventory.Options) ([]inventory.Pod, error) {
@@ -179,6 +180,10 @@ func (sampleNode) Pods(inventory.Options) ([]inventory.Pod, error) {
 			cum, unit := resctrlfs.CounterMeta(name)
 			for _, d := range []string{"mon_L3_00", "mon_PERF_PKG_00"} {
 				p.Readings = append(p.Readings, resctrlfs.Reading{Domain: d, Name: name, Cumulative: cum, Unit: unit})
+			}
+			if name != resctrlfs.CoreEnergy && name != resctrlfs.Activity {
+				// As on a Sub-NUMA Cluster node: an L3 domain's node's own file.
+				p.Readings = append(p.Readings, resctrlfs.Reading{Domain: "mon_L3_00", Sub: "mon_sub_L3_00", Name: name, Cumulative: cum, Unit: unit})
 			}
 		}
 		pods = append(pods, p)

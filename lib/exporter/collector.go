@@ -46,6 +46,7 @@ type Collector struct {
 	log  *slog.Logger
 
 	counters                                                                               map[string]counterMetric
+	nodeCounters                                                                           map[string]counterMetric // an SNC node's, by file
 	other                                                                                  *prometheus.Desc
 	podInfo, groups, rmidsUsed, rmidsTotal, snapshots, psiAvailable, duration, inventoryUp *prometheus.Desc
 	outcomes, snapshotsWritten                                                             *prometheus.Desc
@@ -69,11 +70,14 @@ func New(src Source, o Options) (*Collector, error) {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	c := &Collector{src: src, opts: o, log: log, counters: map[string]counterMetric{}, tracks: map[string]*groupTrack{}}
+	c := &Collector{src: src, opts: o, log: log, counters: map[string]counterMetric{}, nodeCounters: map[string]counterMetric{}, tracks: map[string]*groupTrack{}}
 	// The mon_data files with a kind and unit (resctrlfs.CounterMeta, as goresctrl has them)
 	// get a metric each; any other is resctrl_mon_counter{counter="<file>"}.
 	for _, f := range resctrlfs.Counters {
 		c.counters[f] = newCounterMetric(f)
+	}
+	for _, f := range nodeCounters {
+		c.nodeCounters[f] = newNodeMetric(f)
 	}
 	c.other = prometheus.NewDesc(Prefix+"counter", "A mon_data file resctrl-mon has no kind or unit for, as the kernel prints it.",
 		append(slices.Clone(counterLabels), "counter"), nil)
@@ -135,6 +139,9 @@ func (c *Collector) Describe(ch chan<- *prometheus.Desc) {
 	for _, m := range c.counters {
 		ch <- m.desc
 	}
+	for _, m := range c.nodeCounters {
+		ch <- m.desc
+	}
 	for _, d := range []*prometheus.Desc{c.other, c.podInfo, c.groups, c.rmidsUsed, c.rmidsTotal, c.snapshots, c.psiAvailable, c.duration, c.inventoryUp,
 		c.outcomes, c.snapshotsWritten, c.failures, c.mbmAssigned, c.mbmCounters, c.mbmAvailable} {
 		ch <- d
@@ -153,7 +160,7 @@ func (c *Collector) Collect(ch chan<- prometheus.Metric) {
 	start := time.Now()
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	pods, err := c.src.Pods(inventory.Options{Counters: true})
+	pods, err := c.src.Pods(inventory.Options{Counters: true, Subdomains: true})
 	if err != nil {
 		c.sourceError(SourceRegistry, err)
 	}

@@ -1,6 +1,7 @@
 package exporter
 
 import (
+	"fmt"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -44,7 +45,7 @@ type groupTrack struct {
 	series map[seriesKey]*track
 }
 
-type seriesKey struct{ domain, counter string }
+type seriesKey struct{ domain, sub, counter string }
 
 type track struct {
 	raw, out float64
@@ -54,8 +55,8 @@ type track struct {
 
 // advance takes a cumulative counter's new raw reading and returns the value to export:
 // the package doc's "counters never step backwards".
-func (c *Collector) advance(p inventory.Pod, domain, counter string, raw float64) float64 {
-	t, created := c.track(p, domain, counter, raw)
+func (c *Collector) advance(p inventory.Pod, k seriesKey, raw float64) float64 {
+	t, created := c.track(p, k, raw)
 	switch {
 	case t.rebase:
 		c.resets.WithLabelValues(CauseNewLife).Inc()
@@ -77,14 +78,14 @@ func (c *Collector) advance(p inventory.Pod, domain, counter string, raw float64
 
 // unassign notes that a counter read Unassigned: when the kernel assigns it a counter, that
 // counter starts from zero.
-func (c *Collector) unassign(p inventory.Pod, domain, counter string) {
-	t, _ := c.track(p, domain, counter, 0)
+func (c *Collector) unassign(p inventory.Pod, k seriesKey) {
+	t, _ := c.track(p, k, 0)
 	// Even in a new life: what the new counter reads is all new traffic.
 	t.fresh, t.rebase = true, false
 }
 
 // track returns a series' track, made with raw as its baseline if it had none.
-func (c *Collector) track(p inventory.Pod, domain, counter string, raw float64) (*track, bool) {
+func (c *Collector) track(p inventory.Pod, k seriesKey, raw float64) (*track, bool) {
 	g := c.tracks[p.Path]
 	if g == nil {
 		g = &groupTrack{life: p.Created, series: map[seriesKey]*track{}}
@@ -96,7 +97,6 @@ func (c *Collector) track(p inventory.Pod, domain, counter string, raw float64) 
 			t.rebase = true
 		}
 	}
-	k := seriesKey{domain, counter}
 	if t := g.series[k]; t != nil {
 		return t, false
 	}
@@ -124,9 +124,9 @@ func (c *Collector) collectCounters(ch chan<- prometheus.Metric, p inventory.Pod
 			continue
 		}
 		if cum, _ := resctrlfs.CounterMeta(m.Name); cum {
-			c.unassign(p, m.Domain, m.Name)
+			c.unassign(p, seriesKey{m.Domain, m.Sub, m.Name})
 		}
-		if res, id, err := resctrlfs.DomainID(m.Domain); err == nil && counting && assignable(m.Name) {
+		if res, id, err := resctrlfs.DomainID(m.Domain); err == nil && m.Sub == "" && counting && assignable(m.Name) {
 			c.emit(ch, c.mbmAssigned, prometheus.GaugeValue, 0, p.PodUID, p.Namespace, p.PodName, p.Path, p.Class, res, id, m.Name)
 		}
 	}
@@ -136,9 +136,13 @@ func (c *Collector) collectCounters(ch chan<- prometheus.Metric, p inventory.Pod
 		c.readErrors.WithLabelValues(resctrlfs.ReasonUnreadable).Inc()
 	}
 	for _, r := range p.Readings {
-		res, id, err := resctrlfs.DomainID(r.Domain)
+		res, id, sub, err := domainLabels(r.Domain, r.Sub)
 		if err != nil {
 			c.readErrors.WithLabelValues(ReasonDomain).Inc()
+			continue
+		}
+		if r.Sub != "" {
+			c.collectNode(ch, p, r, res, id, sub)
 			continue
 		}
 		m, known := c.counters[r.Name]
@@ -151,10 +155,39 @@ func (c *Collector) collectCounters(ch chan<- prometheus.Metric, p inventory.Pod
 		}
 		v, t := r.Value, prometheus.GaugeValue
 		if m.cumulative {
-			v, t = c.advance(p, r.Domain, r.Name, r.Value), prometheus.CounterValue
+			v, t = c.advance(p, seriesKey{r.Domain, r.Sub, r.Name}, r.Value), prometheus.CounterValue
 		}
 		c.emit(ch, m.desc, t, v*m.scale, p.PodUID, p.Namespace, p.PodName, p.Path, p.Class, res, id)
 	}
+}
+
+// collectNode exports one SNC node's reading in its own family (nodePrefix). A file the
+// kernel adds to a node's directory that resctrl-mon does not know is left out: the
+// cache's own file of that name is exported (resctrl_mon_counter) and sums the nodes.
+func (c *Collector) collectNode(ch chan<- prometheus.Metric, p inventory.Pod, r resctrlfs.Reading, res, id, sub string) {
+	m, known := c.nodeCounters[r.Name]
+	if !known {
+		return
+	}
+	v, t := r.Value, prometheus.GaugeValue
+	if m.cumulative {
+		v, t = c.advance(p, seriesKey{r.Domain, r.Sub, r.Name}, r.Value), prometheus.CounterValue
+	}
+	c.emit(ch, m.desc, t, v*m.scale, p.PodUID, p.Namespace, p.PodName, p.Path, p.Class, res, id, sub)
+}
+
+// domainLabels are the resource, domain and subdomain labels of a counter file in
+// mon_data/domain[/sub]: subdomain is the SNC node's id, "" for the domain's own file.
+func domainLabels(domain, sub string) (resource, id, subID string, err error) {
+	resource, id, err = resctrlfs.DomainID(domain)
+	if err != nil || sub == "" {
+		return resource, id, "", err
+	}
+	subRes, subID, err := resctrlfs.SubdomainID(sub)
+	if err == nil && subRes != resource {
+		err = fmt.Errorf("mon_data node %s/%s: another resource than its domain's", domain, sub)
+	}
+	return resource, id, subID, err
 }
 
 // assignable reports whether a counter needs an assigned hardware counter in mbm_event mode.

@@ -15,6 +15,15 @@
 //	resctrl_mon_activity_farads_total        counter  activity (Intel AET; the kernel's nF × 1e-9)
 //	resctrl_mon_counter{counter}             gauge    any other mon_data file, as the kernel prints it
 //
+// On a Sub-NUMA Cluster node (Linux ≥ 6.11) the kernel's mon_L3_NN files sum the cache's SNC
+// nodes and each node has its own in mon_L3_NN/mon_sub_L3_YY/: those are exported too, with
+// one more label, subdomain (the node's id, YY as a plain number), in families of their own so
+// that a sum over a family still counts each byte once:
+//
+//	resctrl_mon_snc_llc_occupancy_bytes{subdomain}      gauge
+//	resctrl_mon_snc_mbm_total_bytes_total{subdomain}    counter
+//	resctrl_mon_snc_mbm_local_bytes_total{subdomain}    counter
+//
 // Per pod: resctrl_mon_pod_info{pod_uid,namespace,pod,group,class,state} 1 (state is one of
 // inventory.States), so queries can
 // join on group and leave out late-assigned pods (whose counters are a lower bound); and

@@ -53,6 +53,9 @@ type Inventory struct {
 	store    *registry.Store
 	now      func() time.Time
 	counters resctrlfs.MonReader // every scrape reads every group's mon_data: listed once
+	// nodes reads the SNC nodes' files too (Options.Subdomains): a layout of its own, so
+	// that neither reader's cache stands for the other's.
+	nodes resctrlfs.MonReader
 }
 
 // Open opens the inventory on the configuration's resctrl root and state directory.
@@ -64,7 +67,7 @@ func Open(cfg config.Config) (*Inventory, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Inventory{root: cfg.ResctrlRoot, store: store, now: time.Now}, nil
+	return &Inventory{root: cfg.ResctrlRoot, store: store, now: time.Now, nodes: resctrlfs.MonReader{Subdomains: true}}, nil
 }
 
 // Container is one container of a pod's group.
@@ -107,6 +110,9 @@ type Pod struct {
 type Options struct {
 	Tasks    bool // count each group's live tasks (reads its tasks file and /proc)
 	Counters bool // read each group's mon_data
+	// Subdomains reads, with Counters, the per-node files of a Sub-NUMA Cluster node too
+	// (resctrlfs.MonReader.Subdomains): Readings with Sub set beside each cache's sum.
+	Subdomains bool
 }
 
 // Pods lists every owned group. Unreadable records and groups are reported in the error,
@@ -130,7 +136,11 @@ func (inv *Inventory) Pods(o Options) ([]Pod, error) {
 		}
 		if statErr == nil && o.Counters {
 			var err error
-			p.Readings, p.Missing, err = inv.counters.Read(dir)
+			r := &inv.counters
+			if o.Subdomains {
+				r = &inv.nodes
+			}
+			p.Readings, p.Missing, err = r.Read(dir)
 			if err != nil && !errors.Is(err, os.ErrNotExist) {
 				errs = append(errs, err)
 			}

@@ -3,6 +3,7 @@ package lifecycle
 import (
 	"errors"
 	"fmt"
+	"io/fs"
 	"maps"
 	"slices"
 	"sort"
@@ -206,6 +207,17 @@ func (m *Manager) reconcileLive(w *wanted, cgroups cgroup.Index, o ReconcileOpti
 			// Before the pod's own step (created, completed, recreated), which a pod left
 			// pending replaces.
 			acts = slices.Insert(acts, max(len(acts)-1, 0), *reclaimed)
+		}
+		if err != nil && w.class != "" && errors.Is(err, fs.ErrNotExist) {
+			// The class is not there: removed while the pod ran (the kernel's rmdir of a
+			// control group removes its monitoring groups and moves their tasks to the root
+			// group), or not made yet. Nothing can be made under it, and nothing failed here:
+			// the record stays, and a pass after the class is made again makes the group.
+			if len(acts) > 0 {
+				acts = acts[:len(acts)-1]
+			}
+			act(vocab.Refused, fmt.Sprintf("its class %q is not in resctrl (removed while the pod ran, the kernel moved its tasks to the root group); its group is made again once the class is", w.class))
+			return nil
 		}
 		if err != nil {
 			if !noRMID(err) {

@@ -3,6 +3,7 @@ package resctrlfs_test
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -142,5 +143,58 @@ func TestRemoveAnotherProcesssGroup(t *testing.T) {
 		if err := theirs.Remove(uid, class); err != nil {
 			t.Errorf("class %q: the maker's Remove after another's: %v", class, err)
 		}
+	}
+}
+
+// On a Sub-NUMA Cluster node (the simulator's SNCWays) a MonReader reads each cache's
+// summed files only; with Subdomains every node's own files too, marked with their
+// directory (read from its listing and again from the cached layout), each node under its
+// cache. Swept over the node counts and one or two caches.
+func TestMonReaderSubdomains(t *testing.T) {
+	for _, tc := range []struct{ ways, caches int }{{2, 1}, {2, 2}, {3, 1}, {4, 2}} {
+		t.Run(fmt.Sprintf("snc=%d,caches=%d", tc.ways, tc.caches), func(t *testing.T) {
+			t.Parallel()
+			sim := resctrlsim.MountT(t, resctrlsim.Options{L3Domains: tc.caches, SNCWays: tc.ways})
+			dir := filepath.Join(sim.Dir, "mon_groups/a")
+			if err := os.Mkdir(dir, 0o755); err != nil {
+				t.Fatal(err)
+			}
+			plain, _, err := new(resctrlfs.MonReader).Read(dir)
+			if err != nil || len(plain) != 3*tc.caches {
+				t.Fatalf("without Subdomains: %+v, %v; want the 3 summed files of %d caches", plain, err, tc.caches)
+			}
+			for _, r := range plain {
+				if r.Sub != "" {
+					t.Errorf("without Subdomains, read %+v", r)
+				}
+			}
+			r := resctrlfs.MonReader{Subdomains: true}
+			for pass := range 2 { // listed, then from the cached layout
+				all, missing, err := r.Read(dir)
+				if err != nil || len(missing) != 0 || len(all) != 3*tc.caches*(1+tc.ways) {
+					t.Fatalf("pass %d: %d readings, %v missing, %v; want %d", pass, len(all), missing, err, 3*tc.caches*(1+tc.ways))
+				}
+				nodes := map[string]bool{}
+				for _, rd := range all {
+					if rd.Sub == "" {
+						continue
+					}
+					res, id, err := resctrlfs.SubdomainID(rd.Sub)
+					if err != nil || res != "L3" {
+						t.Errorf("pass %d: %+v: %q %v", pass, rd, res, err)
+					}
+					_, cache, _ := resctrlfs.DomainID(rd.Domain)
+					c, _ := strconv.Atoi(cache)
+					n, _ := strconv.Atoi(id)
+					if n/tc.ways != c {
+						t.Errorf("pass %d: node %d under cache %d", pass, n, c)
+					}
+					nodes[id] = true
+				}
+				if len(nodes) != tc.ways*tc.caches {
+					t.Errorf("pass %d: nodes %v, want %d", pass, nodes, tc.ways*tc.caches)
+				}
+			}
+		})
 	}
 }

@@ -15,9 +15,13 @@ import (
 
 // Reading is one counter of one monitoring domain of a group.
 type Reading struct {
-	Domain string  // mon_data subdirectory, e.g. "mon_L3_00", "mon_PERF_PKG_00"
-	Name   string  // counter file, e.g. "mbm_total_bytes", "core_energy"
-	Value  float64 // as the kernel printed it (AET values have decimals)
+	Domain string // mon_data subdirectory, e.g. "mon_L3_00", "mon_PERF_PKG_00"
+	// Sub is the SNC node directory in Domain the file is in ("mon_sub_L3_01"), read only by
+	// a MonReader with Subdomains; "" for Domain's own file, which with SNC is the sum over
+	// the cache's nodes.
+	Sub   string  `json:",omitempty"`
+	Name  string  // counter file, e.g. "mbm_total_bytes", "core_energy"
+	Value float64 // as the kernel printed it (AET values have decimals)
 	// Cumulative: a counter that only grows (mbm_*, AET energy and activity); otherwise a
 	// gauge (llc_occupancy).
 	Cumulative bool
@@ -27,6 +31,7 @@ type Reading struct {
 // Missing is a counter file that gave no number: no sample, never a zero.
 type Missing struct {
 	Domain, Name string
+	Sub          string `json:",omitempty"` // as Reading's
 	// Reason is the kernel's word ("Unavailable", "Error", "Unassigned"), or "unreadable"
 	// or "malformed" when the file could not be read or held something else.
 	Reason string
@@ -73,14 +78,21 @@ func CounterMeta(name string) (cumulative bool, unit string) {
 	return m.cumulative, m.unit
 }
 
-// monFile is one counter file of a mon_data layout.
-type monFile struct{ domain, name string }
+// monFile is one counter file of a mon_data layout: mon_data/domain[/sub]/name.
+type monFile struct{ domain, sub, name string }
+
+func (f monFile) path() string { return filepath.Join(f.domain, f.sub, f.name) }
+
+// subPrefix begins the name of an SNC node's directory inside a domain's: the kernel's
+// mkdir_mondata_subdir() makes mon_sub_<resource>_<node id> in mon_<resource>_<cache id>.
+const subPrefix = "mon_sub_"
 
 // listMonData reads every counter of the group at dir (an absolute group directory), listing
-// its mon_data: readings, the counters with no sample and why, and the layout it listed. It
-// only reads, so it is safe for status and the exporter while hooks change groups; a group
-// that vanished meanwhile is an error wrapping os.ErrNotExist.
-func listMonData(dir string) ([]Reading, []Missing, []monFile, error) {
+// its mon_data: readings, the counters with no sample and why, and the layout it listed; with
+// subs, the SNC nodes' files too. It only reads, so it is safe for status and the exporter
+// while hooks change groups; a group that vanished meanwhile is an error wrapping
+// os.ErrNotExist.
+func listMonData(dir string, subs bool) ([]Reading, []Missing, []monFile, error) {
 	monData := filepath.Join(dir, "mon_data")
 	domains, err := os.ReadDir(monData)
 	if err != nil {
@@ -96,8 +108,11 @@ func listMonData(dir string) ([]Reading, []Missing, []monFile, error) {
 			continue // a domain that raced away
 		}
 		for _, f := range files {
-			if !f.IsDir() {
-				layout = append(layout, monFile{d.Name(), f.Name()})
+			switch {
+			case !f.IsDir():
+				layout = append(layout, monFile{domain: d.Name(), name: f.Name()})
+			case subs && strings.HasPrefix(f.Name(), subPrefix):
+				layout = append(layout, listSub(monData, d.Name(), f.Name())...)
 			}
 		}
 	}
@@ -105,22 +120,37 @@ func listMonData(dir string) ([]Reading, []Missing, []monFile, error) {
 	return readings, missing, layout, nil
 }
 
+// listSub lists the files of an SNC node's directory.
+func listSub(monData, domain, sub string) []monFile {
+	files, err := os.ReadDir(filepath.Join(monData, domain, sub))
+	if err != nil {
+		return nil // a node that raced away
+	}
+	var out []monFile
+	for _, f := range files {
+		if !f.IsDir() {
+			out = append(out, monFile{domain: domain, sub: sub, name: f.Name()})
+		}
+	}
+	return out
+}
+
 // readLayout reads the counter files of layout in the group at dir. complete is false when
 // one of them is not there (the layout or the group changed); the rest are still read.
 func readLayout(dir string, layout []monFile) (out []Reading, missing []Missing, complete bool) {
 	complete = true
 	for _, f := range layout {
-		v, reason, err := readCounter(filepath.Join(dir, "mon_data", f.domain, f.name))
+		v, reason, err := readCounter(filepath.Join(dir, "mon_data", f.path()))
 		if errors.Is(err, unix.ENOENT) {
 			complete = false
 			continue
 		}
 		if reason != "" {
-			missing = append(missing, Missing{Domain: f.domain, Name: f.name, Reason: reason})
+			missing = append(missing, Missing{Domain: f.domain, Sub: f.sub, Name: f.name, Reason: reason})
 			continue
 		}
 		cum, unit := CounterMeta(f.name)
-		out = append(out, Reading{Domain: f.domain, Name: f.name, Value: v, Cumulative: cum, Unit: unit})
+		out = append(out, Reading{Domain: f.domain, Sub: f.sub, Name: f.name, Value: v, Cumulative: cum, Unit: unit})
 	}
 	return out, missing, complete
 }
@@ -181,4 +211,18 @@ func DomainID(dir string) (resource, id string, err error) {
 		return "", "", errors.Join(fmt.Errorf("mon_data domain %q: id is not a number", dir), err)
 	}
 	return rest[:i], strconv.FormatUint(n, 10), nil
+}
+
+// SubdomainID splits an SNC node's directory name into its resource and node id:
+// "mon_sub_L3_03" is ("L3", "3"). The id is the kernel's (the node's), not a position.
+func SubdomainID(dir string) (resource, id string, err error) {
+	rest, ok := strings.CutPrefix(dir, subPrefix)
+	if !ok {
+		return "", "", fmt.Errorf("mon_data node %q: not %s<resource>_<id>", dir, subPrefix)
+	}
+	resource, id, err = DomainID("mon_" + rest)
+	if err != nil {
+		return "", "", fmt.Errorf("mon_data node %q: %w", dir, err)
+	}
+	return resource, id, nil
 }

@@ -3,6 +3,7 @@ package resctrlfs
 import (
 	"math"
 	"strconv"
+	"strings"
 	"testing"
 )
 
@@ -100,6 +101,44 @@ func FuzzDomainID(f *testing.F) {
 		}
 		if _, err := strconv.ParseUint(id, 10, 32); err != nil {
 			t.Errorf("%q: id %q", s, id)
+		}
+	})
+}
+
+func TestSubdomainID(t *testing.T) {
+	t.Parallel()
+	for in, want := range map[string][2]string{
+		"mon_sub_L3_00": {"L3", "0"},
+		"mon_sub_L3_03": {"L3", "3"},
+		"mon_sub_L3_11": {"L3", "11"},
+	} {
+		r, id, err := SubdomainID(in)
+		if err != nil || r != want[0] || id != want[1] {
+			t.Errorf("SubdomainID(%q) = %q, %q, %v", in, r, id, err)
+		}
+	}
+	for _, bad := range []string{"", "mon_L3_00", "mon_sub_", "mon_sub_L3", "mon_sub_L3_", "mon_sub_L3_x", "mon_sub__01", "sub_L3_01"} {
+		if _, _, err := SubdomainID(bad); err == nil {
+			t.Errorf("SubdomainID(%q) accepted", bad)
+		}
+	}
+}
+
+// Whatever a directory is called, SubdomainID accepts only mon_sub_<resource>_<number>, and
+// reads it as DomainID reads mon_<resource>_<number>.
+func FuzzSubdomainID(f *testing.F) {
+	f.Add("mon_sub_L3_00")
+	f.Add("mon_sub_L3_x")
+	f.Add("mon_L3_01")
+	f.Fuzz(func(t *testing.T, s string) {
+		r, id, err := SubdomainID(s)
+		if err != nil {
+			return
+		}
+		rest, ok := strings.CutPrefix(s, "mon_sub_")
+		dr, did, derr := DomainID("mon_" + rest)
+		if !ok || r == "" || id == "" || derr != nil || dr != r || did != id {
+			t.Errorf("%q: %q %q, DomainID %q %q %v", s, r, id, dr, did, derr)
 		}
 	})
 }

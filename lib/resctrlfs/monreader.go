@@ -18,6 +18,11 @@ const LayoutTTL = 30 * time.Second
 // gone offline, or the group gone) makes it list again at once; past LayoutTTL it lists
 // again too. The zero value is ready; it is safe for concurrent use.
 type MonReader struct {
+	// Subdomains reads the SNC nodes' files (mon_data/mon_L3_XX/mon_sub_L3_YY/) too, as
+	// Readings with Sub set; without it only each domain's own (with SNC: summed) files.
+	// Set it before the first Read.
+	Subdomains bool
+
 	mu     sync.Mutex
 	layout []monFile
 	learnt time.Time
@@ -33,7 +38,7 @@ func (r *MonReader) Read(dir string) ([]Reading, []Missing, error) {
 			return readings, missing, nil
 		}
 	}
-	readings, missing, layout, err := listMonData(dir)
+	readings, missing, layout, err := listMonData(dir, r.Subdomains)
 	if err == nil {
 		r.learn(layout)
 	}

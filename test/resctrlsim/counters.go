@@ -29,19 +29,20 @@ type l3Counters struct {
 
 type pkgCounters struct {
 	energy, activity float64 // cumulative
+	cpu              float64 // CPU seconds: the perf group's integer events follow it (aet.go)
 }
 
 func newCounters(o Options) counters {
-	c := counters{l3: make([]l3Counters, o.L3Domains), pkg: make([]pkgCounters, o.PerfPkgDomains)}
+	c := counters{l3: make([]l3Counters, o.l3MonDomains()), pkg: make([]pkgCounters, o.PerfPkgDomains)}
 	for d := range c.l3 {
 		c.l3[d].cntr = [numMBMEvents]int{-1, -1}
 	}
 	return c
 }
 
-// add charges d of CPU time that ran on cpu. A CPU belongs to L3 domain cpu mod domains
-// (and likewise for packages): enough to make a task's domain stable and its counts land in
-// one place.
+// add charges d of CPU time that ran on cpu. A CPU belongs to L3 monitoring domain cpu mod
+// domains (and likewise for packages): enough to make a task's domain stable and its counts
+// land in one place. With SNC the L3 monitoring domains are the nodes (snc.go).
 func (c *counters) add(cpu int, d time.Duration, now time.Time, r Rates) {
 	s := d.Seconds()
 	l := &c.l3[cpu%len(c.l3)]
@@ -53,6 +54,7 @@ func (c *counters) add(cpu int, d time.Duration, now time.Time, r Rates) {
 		p := &c.pkg[cpu%len(c.pkg)]
 		p.energy += s * r.JoulesPerCPUSecond
 		p.activity += s * r.ActivityPerCPUSecond
+		p.cpu += s
 	}
 }
 
@@ -63,6 +65,12 @@ func (l *l3Counters) decay(now time.Time, r Rates) {
 		l.occ *= math.Exp(-float64(now.Sub(l.occAt)) / float64(r.LLCDecay))
 	}
 	l.occAt = now
+}
+
+// occupancy is what llc_occupancy shows of l now.
+func (m *model) occupancy(l *l3Counters) uint64 {
+	l.decay(m.opts.now(), m.opts.Rates)
+	return uint64(l.occ) / occupancyScale * occupancyScale
 }
 
 // occupancyScale is the granularity of llc_occupancy: hardware counts cache lines in units
@@ -140,8 +148,7 @@ func (m *model) readCounter(g *group, domain string, idx int, name string) (stri
 		l := &g.counters.l3[idx]
 		switch name {
 		case "llc_occupancy":
-			l.decay(m.opts.now(), m.opts.Rates)
-			return strconv.FormatUint(uint64(l.occ)/occupancyScale*occupancyScale, 10) + "\n", 0
+			return strconv.FormatUint(m.occupancy(l), 10) + "\n", 0
 		case "mbm_total_bytes":
 			return m.readMBM(g, idx, evTotal), 0
 		case "mbm_local_bytes":
@@ -155,13 +162,15 @@ func (m *model) readCounter(g *group, domain string, idx int, name string) (stri
 	case "activity":
 		return fmt.Sprintf("%.6f\n", p.activity), 0
 	}
+	if rate, ok := perfEventRates[name]; ok {
+		return strconv.FormatUint(uint64(p.cpu*rate), 10) + "\n", 0
+	}
 	return "", syscall.ENOENT
 }
 
-// l3Features and perfPkgFeatures are the counters each domain kind has, in the order of
-// info/*/mon_features.
-func l3Features() []string      { return []string{"llc_occupancy", "mbm_total_bytes", "mbm_local_bytes"} }
-func perfPkgFeatures() []string { return []string{"core_energy", "activity"} }
+// l3Features are the counters of an L3 domain, in the order of info/L3_MON/mon_features
+// (a PERF_PKG domain's are its enabled AET groups': aet.go).
+func l3Features() []string { return []string{"llc_occupancy", "mbm_total_bytes", "mbm_local_bytes"} }
 
 // onlineCPUs reads /sys/devices/system/cpu/online; one CPU if it cannot.
 func onlineCPUs() []int {

@@ -185,7 +185,7 @@ func occupancyValue(counter, state string) bool {
 }
 
 func isCounterName(s string) bool {
-	return slices.Contains(l3Features(), s) || slices.Contains(perfPkgFeatures(), s)
+	return slices.Contains(l3Features(), s) || isAETEvent(s)
 }
 
 // apply carries out a parsed command on the model (all but status).

@@ -90,7 +90,9 @@ func (d *dirNode) staticEntries() ([]entry, syscall.Errno) {
 	case dirMonData:
 		return monDataEntries(o), 0
 	case dirDomain:
-		return domainEntries(d.domain, d.idx), 0
+		return domainEntries(d.domain, d.idx, o), 0
+	case dirSubDomain:
+		return subDomainEntries(d.idx), 0
 	case dirInfo:
 		return infoEntries(o), 0
 	case dirInfoRes:
@@ -374,11 +376,16 @@ func (f *fileNode) render() (string, syscall.Errno) {
 	case fileCtrlHWID:
 		return strconv.Itoa(g.closid) + "\n", 0
 	case fileCounter:
+		if f.e.sum {
+			return m.readSummed(g, f.e.idx, f.e.name)
+		}
 		return m.readCounter(g, f.e.domain, f.e.idx, f.e.name)
 	case fileLastCmd:
 		return m.lastCmd + "\n", 0
 	case fileThreshold:
 		return m.renderThreshold(), 0
+	case fileIOAlloc:
+		return m.renderIOAlloc(), 0
 	case fileAssignMode:
 		return m.renderAssignMode(), 0
 	case fileNumCntrs:
@@ -410,6 +417,8 @@ func (f *fileNode) write(data []byte, caller int) syscall.Errno {
 		return f.m.writeSchemata(f.g, data)
 	case fileThreshold:
 		return f.m.writeThreshold(data)
+	case fileIOAlloc:
+		return f.m.writeIOAlloc(data)
 	case fileAssignMode:
 		return f.m.writeAssignMode(data)
 	case fileOnMkdir:

@@ -29,6 +29,7 @@ const (
 	fileEventFilter // info/L3_MON/event_configs/<event>/event_filter
 	fileAssignments // <group>/mbm_L3_assignments
 	fileThreshold   // info/L3_MON/max_threshold_occupancy, see limbo.go
+	fileIOAlloc     // info/L3/io_alloc, see ioalloc.go
 )
 
 type dirKind uint8
@@ -38,6 +39,7 @@ const (
 	dirMonGroups                   // <group>/mon_groups
 	dirMonData                     // <group>/mon_data
 	dirDomain                      // <group>/mon_data/mon_L3_00 and the like
+	dirSubDomain                   // <group>/mon_data/mon_L3_00/mon_sub_L3_01 (SNC)
 	dirInfo                        // info
 	dirInfoRes                     // info/L3, info/L3_MON, info/PERF_PKG_MON
 	dirEventConfigs                // info/L3_MON/event_configs
@@ -52,6 +54,7 @@ type entry struct {
 	sub    dirKind
 	domain string // "L3" or "PERF_PKG" for domains and counters; the resource under info/
 	idx    int    // domain id
+	sum    bool   // a counter summed over the SNC nodes of cache idx (snc.go)
 	text   string // content of a static file
 	rw     bool
 }
@@ -97,14 +100,31 @@ func monDataEntries(o Options) []entry {
 	return es
 }
 
-func domainEntries(domain string, idx int) []entry {
+// domainEntries lists mon_data/mon_<domain>_<idx>. With SNC an L3 one holds the files
+// summed over its nodes and a mon_sub_L3_YY directory per node (snc.go).
+func domainEntries(domain string, idx int, o Options) []entry {
 	names := l3Features()
 	if domain == "PERF_PKG" {
-		names = perfPkgFeatures()
+		names = o.aet.events
 	}
+	snc := domain == "L3" && o.SNCWays > 1
 	var es []entry
 	for _, n := range names {
-		es = append(es, entry{name: n, file: fileCounter, domain: domain, idx: idx})
+		es = append(es, entry{name: n, file: fileCounter, domain: domain, idx: idx, sum: snc})
+	}
+	if snc {
+		for _, node := range sncNodes(idx, o) {
+			es = append(es, entry{name: fmt.Sprintf("mon_sub_L3_%02d", node), dir: true, sub: dirSubDomain, domain: domain, idx: node})
+		}
+	}
+	return es
+}
+
+// subDomainEntries lists mon_sub_L3_<node>: the node's own counters.
+func subDomainEntries(node int) []entry {
+	var es []entry
+	for _, n := range l3Features() {
+		es = append(es, entry{name: n, file: fileCounter, domain: "L3", idx: node})
 	}
 	return es
 }
@@ -125,16 +145,20 @@ func infoResEntries(res string, o Options) []entry {
 	static := func(name, text string) entry { return entry{name: name, file: fileStatic, text: text + "\n"} }
 	switch res {
 	case "L3":
-		return []entry{
+		es := []entry{
 			static("cbm_mask", cbmMask),
 			static("min_cbm_bits", "1"),
 			static("num_closids", fmt.Sprint(o.NumCLOSIDs)),
 			static("shareable_bits", "0"),
 		}
+		if o.IOAlloc {
+			es = append(es, entry{name: "io_alloc", file: fileIOAlloc, rw: true})
+		}
+		return es
 	case "L3_MON":
 		es := []entry{
 			static("mon_features", strings.Join(l3Features(), "\n")),
-			static("num_rmids", fmt.Sprint(o.NumRMIDs)),
+			static("num_rmids", fmt.Sprint(o.l3RMIDs())),
 			{name: "max_threshold_occupancy", file: fileThreshold, rw: true},
 		}
 		if o.MBMAssign != MBMAssignAbsent {
@@ -150,7 +174,7 @@ func infoResEntries(res string, o Options) []entry {
 		return es
 	case "PERF_PKG_MON":
 		return []entry{
-			static("mon_features", strings.Join(perfPkgFeatures(), "\n")),
+			static("mon_features", strings.Join(o.aet.events, "\n")),
 			static("num_rmids", fmt.Sprint(o.PerfPkgRMIDs)),
 		}
 	}

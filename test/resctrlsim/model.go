@@ -85,9 +85,12 @@ type model struct {
 	// threshold is info/L3_MON/max_threshold_occupancy (limbo.go). It outlives a re-mount,
 	// as the kernel's resctrl_rmid_realloc_threshold does.
 	threshold uint64
-	assign    assigner
-	faults    faults
-	stats     Stats
+	// ioAlloc is info/L3/io_alloc (ioalloc.go); it outlives a re-mount here, its CLOSID
+	// reserved again.
+	ioAlloc bool
+	assign  assigner
+	faults  faults
+	stats   Stats
 }
 
 // Stats are the simulator's own health figures, shown by the control socket's status.
@@ -121,6 +124,9 @@ func (m *model) resetLocked() {
 		m.rmids = newIDPool(m.opts.groupRMIDs())
 	}
 	m.closids = newIDPool(m.opts.NumCLOSIDs)
+	if m.ioAlloc {
+		m.closids.take(m.ioAllocCLOSID())
+	}
 	m.root = m.newGroup("", kindRoot, nil, 0, 0)
 	m.root.ctrls = map[string]*group{}
 	m.root.cpus = onlineCPUs()

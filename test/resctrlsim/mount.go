@@ -47,6 +47,9 @@ func Mount(dir string, opts Options) (*Sim, error) {
 	if err := opts.validate(); err != nil {
 		return nil, fmt.Errorf("resctrlsim options: %w", err)
 	}
+	for _, line := range opts.aet.off {
+		opts.Logf("%s", line) // what the kernel logs at boot
+	}
 	if err := preflight(); err != nil {
 		return nil, err
 	}

@@ -8,18 +8,35 @@ import (
 // Options configure a simulated resctrl mount. The zero value is completed by withDefaults.
 type Options struct {
 	// NumRMIDs is info/L3_MON/num_rmids. RMID 0 belongs to the root group, so NumRMIDs-1
-	// groups (control and monitoring together) can exist besides it.
+	// groups (control and monitoring together) can exist besides it. With SNCWays it is the
+	// hardware's RMIDs, which the kernel divides among the SNC nodes (see SNCWays).
 	NumRMIDs int
 	// NumCLOSIDs is info/L3/num_closids; CLOSID 0 belongs to the root group.
 	NumCLOSIDs int
+	// IOAlloc is AMD's io_alloc (Linux ≥ 6.19): info/L3/io_alloc, "disabled" at mount;
+	// enabled, it reserves the highest CLOSID (ioalloc.go).
+	IOAlloc bool
 	// L3Domains is the number of mon_data/mon_L3_NN directories (cache domains, sockets).
 	L3Domains int
+	// SNCWays is Intel's Sub-NUMA Cluster mode (Linux ≥ 6.11): the SNC nodes that share each
+	// L3 cache (the kernel's snc_nodes_per_l3_cache; 2, 3, 4 or 6). 0 or 1: no SNC. With it,
+	// monitoring is per SNC node (RESCTRL_L3_NODE): each mon_data/mon_L3_XX (XX the cache id)
+	// keeps the files summed over its nodes and holds a mon_sub_L3_YY directory per node (YY
+	// the node id, cache XX holding nodes XX*SNCWays and up), and info/L3_MON/num_rmids is
+	// NumRMIDs divided by SNCWays: the hardware's RMIDs are split among the nodes
+	// (arch/x86/kernel/cpu/resctrl/monitor.c, rdt_get_mon_l3_config). See snc.go.
+	SNCWays int
 	// PerfPkgDomains is the number of mon_data/mon_PERF_PKG_NN directories (Intel AET).
 	// Zero means no AET: no PERF_PKG domains and no info/PERF_PKG_MON.
 	PerfPkgDomains int
 	// PerfPkgRMIDs is info/PERF_PKG_MON/num_rmids; zero means NumRMIDs. With AET the
-	// number of groups is bounded by the smaller of the two, as the kernel does.
+	// number of groups is bounded by the smaller of the two, as the kernel does. With
+	// AETGroups it is theirs, and must be zero here.
 	PerfPkgRMIDs int
+	// AETGroups, with PerfPkgDomains, are AET's event groups as the kernel found them at
+	// boot (aet.go): which are enabled, which events their domains show, and PERF_PKG's
+	// num_rmids. Nil: the "energy" group alone, enabled, tracking PerfPkgRMIDs.
+	AETGroups []AETGroup
 	// Limbo is the kernel's RMID limbo, on whenever llc_occupancy is monitored (limbo.go):
 	// a freed RMID is dirty until the limbo worker reads its occupancy below
 	// info/L3_MON/max_threshold_occupancy; while only dirty RMIDs are free, mkdir fails with
@@ -60,6 +77,10 @@ type Options struct {
 
 	// now is the clock; tests of pure logic replace it.
 	now func() time.Time
+	// aet is what the kernel made of AETGroups (the energy group alone without them);
+	// aetAllOff: AETGroups were given and none is enabled.
+	aet       aet
+	aetAllOff bool
 }
 
 // Rates turn one second of CPU time into counter increments. They are arbitrary but fixed,
@@ -88,8 +109,19 @@ func (o Options) withDefaults() Options {
 	if o.L3Domains == 0 {
 		o.L3Domains = 1
 	}
-	if o.PerfPkgDomains > 0 && o.PerfPkgRMIDs == 0 {
+	switch {
+	case o.PerfPkgDomains > 0 && o.AETGroups != nil && o.PerfPkgRMIDs == 0:
+		o.aet = resolveAET(o.AETGroups)
+		o.PerfPkgRMIDs = o.aet.rmids
+		if len(o.aet.events) == 0 {
+			// No group enabled: no PERF_PKG resource at all.
+			o.PerfPkgDomains, o.aetAllOff = 0, true
+		}
+	case o.PerfPkgDomains > 0 && o.PerfPkgRMIDs == 0:
 		o.PerfPkgRMIDs = o.NumRMIDs
+	}
+	if o.aet.events == nil && o.PerfPkgDomains > 0 {
+		o.aet.events = aetGroups["energy"]
 	}
 	if o.MBMAssign.assignable() && o.MBMCounters == 0 {
 		o.MBMCounters = 32
@@ -139,16 +171,28 @@ func (o Options) validate() error {
 		return fmt.Errorf("num_closids %d: must be at least 1 (CLOSID 0 is the root group's)", o.NumCLOSIDs)
 	case o.L3Domains < 1 || o.L3Domains > 100:
 		return fmt.Errorf("l3 domains %d: must be 1..100", o.L3Domains)
+	case o.SNCWays < 0 || o.SNCWays == 5 || o.SNCWays > 6:
+		return fmt.Errorf("snc ways %d: must be 0, 1, 2, 3, 4 or 6 (snc_get_config ignores other counts)", o.SNCWays)
+	case o.NumRMIDs/o.sncWays() < 1:
+		return fmt.Errorf("num_rmids %d: fewer than the %d SNC ways (each node needs one for the root group)", o.NumRMIDs, o.SNCWays)
+	case o.SNCWays > 1 && o.MBMAssign.assignable():
+		return fmt.Errorf("snc ways %d: not with mbm assign %q (SNC is Intel's, assignable counters AMD's)", o.SNCWays, o.MBMAssign)
 	case o.PerfPkgDomains < 0 || o.PerfPkgDomains > 100:
 		return fmt.Errorf("perf_pkg domains %d: must be 0..100", o.PerfPkgDomains)
 	case o.PerfPkgRMIDs < 0:
 		return fmt.Errorf("perf_pkg num_rmids %d: must not be negative", o.PerfPkgRMIDs)
+	case o.AETGroups != nil && o.PerfPkgDomains == 0 && !o.aetAllOff:
+		return fmt.Errorf("aet groups: only with perf_pkg domains")
+	case o.AETGroups != nil && o.PerfPkgRMIDs != o.aet.rmids:
+		return fmt.Errorf("perf_pkg num_rmids %d: not with aet groups, which give it", o.PerfPkgRMIDs)
 	case !o.MBMAssign.valid():
 		return fmt.Errorf("mbm assign %q: must be one of %q", o.MBMAssign, mbmAssignChoices)
 	case o.MBMCounters < 0 || o.MBMCounters > 1<<16:
 		return fmt.Errorf("mbm counters %d: must be 0..65536", o.MBMCounters)
 	case o.MBMCounters > 0 && !o.MBMAssign.assignable():
 		return fmt.Errorf("mbm counters %d: only with mbm assign %q or %q", o.MBMCounters, MBMAssignEvent, MBMAssignDefault)
+	case validateAET(o.AETGroups) != nil:
+		return validateAET(o.AETGroups)
 	case o.LimboTime < 0:
 		return fmt.Errorf("limbo time %s: must not be negative", o.LimboTime)
 	case o.LimboInterval < 0:
@@ -159,8 +203,19 @@ func (o Options) validate() error {
 
 // groupRMIDs is how many RMIDs groups can actually use: with AET both resources must have one.
 func (o Options) groupRMIDs() int {
-	if o.PerfPkgDomains > 0 && o.PerfPkgRMIDs < o.NumRMIDs {
-		return o.PerfPkgRMIDs
+	if l3 := o.l3RMIDs(); o.PerfPkgDomains == 0 || l3 <= o.PerfPkgRMIDs {
+		return l3
 	}
-	return o.NumRMIDs
+	return o.PerfPkgRMIDs
 }
+
+// l3RMIDs is info/L3_MON/num_rmids: with SNC the hardware's RMIDs divided among the nodes
+// of a cache, "(boot_cpu_data.x86_cache_max_rmid + 1) / snc_nodes_per_l3_cache".
+func (o Options) l3RMIDs() int { return o.NumRMIDs / o.sncWays() }
+
+// sncWays is SNCWays with "off" as 1: the nodes per L3 cache.
+func (o Options) sncWays() int { return max(o.SNCWays, 1) }
+
+// l3MonDomains is the number of L3 monitoring domains: a node each with SNC, a cache each
+// without.
+func (o Options) l3MonDomains() int { return o.L3Domains * o.sncWays() }

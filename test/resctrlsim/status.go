@@ -16,7 +16,10 @@ type Status struct {
 	Groups       []GroupStatus `json:"groups"`
 	// MBMAvailable is available_mbm_cntrs per L3 domain, in mbm_event mode only.
 	MBMAvailable []int `json:"mbm_available,omitempty"`
-	Stats        Stats `json:"stats"`
+	// AETOff is what the kernel logged at boot for each AET event group it did not enable
+	// ("PERF_PKG energy:0x26696143 monitoring not enabled due to insufficient RMIDs").
+	AETOff []string `json:"aet_off,omitempty"`
+	Stats  Stats    `json:"stats"`
 }
 
 // GroupStatus is one group.
@@ -35,7 +38,7 @@ func (s *Sim) Status() Status {
 	m := s.m
 	m.lock()
 	defer m.unlock()
-	st := Status{NumRMIDs: m.opts.groupRMIDs(), RMIDsInLimbo: len(m.rmids.limbo), Stats: m.stats}
+	st := Status{NumRMIDs: m.opts.groupRMIDs(), RMIDsInLimbo: len(m.rmids.limbo), Stats: m.stats, AETOff: m.opts.aet.off}
 	var walk func(g *group)
 	walk = func(g *group) {
 		gs := GroupStatus{Path: g.Path(), Kind: [...]string{"root", "ctrl", "mon"}[g.kind], RMID: g.rmid, CLOSID: g.closid}

@@ -38,7 +38,10 @@ func mountCommand() *cli.Command {
 			&cli.IntFlag{Name: "rmids", Value: 64, Usage: "info/L3_MON/num_rmids"},
 			&cli.IntFlag{Name: "closids", Value: 16, Usage: "info/L3/num_closids"},
 			&cli.IntFlag{Name: "l3-domains", Value: 1, Usage: "number of mon_L3_NN domains"},
+			&cli.BoolFlag{Name: "io-alloc", Usage: "AMD's io_alloc: info/L3/io_alloc, which when enabled reserves the highest CLOSID"},
+			&cli.IntFlag{Name: "snc", Usage: "Sub-NUMA Cluster nodes per L3 cache (2, 3, 4 or 6): per-node mon_sub_L3_YY directories, --rmids divided among them; 0: no SNC"},
 			&cli.IntFlag{Name: "perf-pkg-domains", Usage: "number of mon_PERF_PKG_NN (Intel AET) domains; 0: no AET"},
+			&cli.StringSliceFlag{Name: "aet-group", Usage: "an Intel AET event group as boot left it, NAME[:RMIDS[:force]] (energy, perf; RMIDS: its regions' num_rmids, under 576 it is off unless force, as rdt=NAME); repeat for both; none: energy alone"},
 			&cli.IntFlag{Name: "perf-pkg-rmids", Usage: "info/PERF_PKG_MON/num_rmids (default: --rmids)"},
 			&cli.DurationFlag{Name: "limbo", Usage: "keep a freed RMID dirty at least this long, whatever its occupancy (mkdir says EBUSY meanwhile); turns --limbo-occupancy on"},
 			&cli.BoolFlag{Name: "limbo-occupancy", Usage: "the kernel's RMID limbo: a freed RMID is dirty until the limbo worker reads its llc_occupancy below info/L3_MON/max_threshold_occupancy"},
@@ -71,12 +74,23 @@ func runMount(c *cli.Context) error {
 			return fmt.Errorf("mount: %w", err)
 		}
 	}
+	var aet []resctrlsim.AETGroup
+	for _, s := range c.StringSlice("aet-group") {
+		g, err := resctrlsim.ParseAETGroup(s)
+		if err != nil {
+			return fmt.Errorf("mount: %w", err)
+		}
+		aet = append(aet, g)
+	}
 	sim, err := resctrlsim.Mount(dir, resctrlsim.Options{
 		NumRMIDs:       c.Int("rmids"),
 		NumCLOSIDs:     c.Int("closids"),
 		L3Domains:      c.Int("l3-domains"),
+		SNCWays:        c.Int("snc"),
+		IOAlloc:        c.Bool("io-alloc"),
 		PerfPkgDomains: c.Int("perf-pkg-domains"),
 		PerfPkgRMIDs:   c.Int("perf-pkg-rmids"),
+		AETGroups:      aet,
 		Limbo:          c.Bool("limbo-occupancy"),
 		LimboTime:      c.Duration("limbo"),
 		LimboInterval:  c.Duration("limbo-interval"),

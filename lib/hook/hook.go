@@ -237,6 +237,7 @@ func placement(st specs.State, refuse func(id string, err error) error) (lifecyc
 		return p, out, err
 	}
 	p = lifecycle.Placement{ContainerID: st.ID, Pid: st.Pid, Pod: idn, Annotations: st.Annotations, Class: ocistate.Class(ocistate.IntelRdt(spec), st.ID), Cgroup: cgroup,
-		PodCgroup: identity.PodCgroup(idn, st.ID, ocistate.CgroupsPath(spec)), CgroupsPath: ocistate.CgroupsPath(spec)}
+		PodCgroup: identity.PodCgroup(idn, st.ID, ocistate.CgroupsPath(spec)), CgroupsPath: ocistate.CgroupsPath(spec),
+		RuntimeGroup: runtimeGroup(spec, st.Pid)}
 	return p, out, nil
 }

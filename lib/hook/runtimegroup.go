@@ -2,7 +2,6 @@ package hook
 
 import (
 	"os"
-	"path/filepath"
 	"strconv"
 	"strings"
 
@@ -20,20 +19,18 @@ import (
 // into it (libcrun_join_process), and that write would fail, and the exec with it, were the
 // group gone: crun's group is left.
 //
-// The runtime is told by the container's init, held by it at createRuntime: crun's is a
-// fork of crun itself, runc's a re-exec of runc (its binary, or a sealed copy of it). The
+// The runtime is told by the container's init, held by it at createRuntime (isCrun). The
 // hook's own parent would not do: the worker runs it aside, not as the runtime's child.
 func runtimeGroup(spec *specs.Spec, pid int) bool {
 	rdt := ocistate.IntelRdt(spec)
 	return rdt != nil && rdt.EnableMonitoring && !isCrun(pid)
 }
 
-// isCrun says the process runs crun's binary; one whose executable cannot be read is not
-// taken as crun.
+// isCrun says the process is crun's: a fork of crun that has not exec'd yet, whose command
+// name is crun's (runc's init names itself "runc:[2:INIT]"). Its executable's path does not
+// tell: read from outside, once the init has its own root, it is "/". One whose name cannot be
+// read is not taken as crun.
 func isCrun(pid int) bool {
-	exe, err := os.Readlink("/proc/" + strconv.Itoa(pid) + "/exe")
-	if err != nil {
-		return false
-	}
-	return filepath.Base(strings.TrimSuffix(exe, " (deleted)")) == "crun"
+	comm, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/comm")
+	return err == nil && strings.TrimSpace(string(comm)) == "crun"
 }

@@ -2,9 +2,31 @@ package lifecycle
 
 import (
 	"fmt"
+	"strings"
 
 	"github.com/resctrl-mon/resctrl-mon/lib/ocistate"
+	"github.com/resctrl-mon/resctrl-mon/lib/procfs"
 )
+
+// RuncMadeGroup is Placement.RuntimeGroup for a front end: the spec sets
+// linux.intelRdt.enableMonitoring, and the container's init, still held by its runtime, is
+// runc's ("runc:[2:INIT]", the name runc's nsexec gives it; runc before 1.4 makes no group,
+// and one that is not there is no error to remove). Only runc's group is removed:
+//
+//   - crun ≥ 1.24 makes the same group, but writes every `crun exec` process into it
+//     (libcrun_join_process), a write that fails, and the exec with it, once the group is
+//     gone; its init is a fork of crun, named "crun";
+//   - a runtime not known here may use its group as crun does;
+//   - an init that has exec'd already (NRI's late placement) no longer tells its runtime.
+//
+// Those keep their group, and the container a second RMID until the runtime deletes it.
+func RuncMadeGroup(enableMonitoring bool, pid int) bool {
+	if !enableMonitoring {
+		return false
+	}
+	comm, err := procfs.Comm(pid)
+	return err == nil && strings.HasPrefix(comm, "runc:")
+}
 
 // dropRuntimeGroup removes the monitoring group the runtime made for a container it was
 // asked to monitor itself (linux.intelRdt.enableMonitoring), once Place has moved the

@@ -2,6 +2,8 @@ package lifecycle
 
 import (
 	"os"
+	"os/exec"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -109,5 +111,43 @@ func TestRuntimeGroupKeptWhenPlacementFails(t *testing.T) {
 	}
 	if tasks, _ := fake.Tasks(theirs); !tasks[pid] {
 		t.Errorf("the runtime's group %s lost the init: %v", theirs, tasks)
+	}
+}
+
+// RuncMadeGroup takes a held init by its command name, as runc's and crun's inits name
+// themselves: real processes under those names (an exec through a link so named).
+func TestRuncMadeGroup(t *testing.T) {
+	t.Parallel()
+	sleep, err := exec.LookPath("sleep")
+	if err != nil {
+		t.Skip("no sleep on PATH")
+	}
+	for _, c := range []struct {
+		name       string
+		monitoring bool
+		want       bool
+	}{
+		{"runc:[2:INIT]", true, true},
+		{"runc:[2:INIT]", false, false},
+		{"crun", true, false},
+		{"youki", true, false},
+	} {
+		link := filepath.Join(t.TempDir(), c.name)
+		if err := os.Symlink(sleep, link); err != nil {
+			t.Fatal(err)
+		}
+		cmd := exec.Command(link, "60")
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		got := RuncMadeGroup(c.monitoring, cmd.Process.Pid)
+		_ = cmd.Process.Kill()
+		_ = cmd.Wait()
+		if got != c.want {
+			t.Errorf("an init named %q, enableMonitoring %v: %v, want %v", c.name, c.monitoring, got, c.want)
+		}
+	}
+	if RuncMadeGroup(true, 1<<30) {
+		t.Error("a pid that is not there is taken as runc's")
 	}
 }

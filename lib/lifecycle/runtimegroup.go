@@ -62,6 +62,10 @@ func (m *Manager) dropRuntimeGroup(p Placement, out *Outcome) {
 		out.Detail = joinDetail(out.Detail, "the runtime's group "+path+" left: its name is not one resctrl-mon removes")
 		return
 	}
+	if !m.rs.Exists(path) {
+		// runc before 1.4 made none; or it is gone already: nothing holds an RMID.
+		return
+	}
 	if err := m.rs.Remove(p.ContainerID, p.Class); err != nil {
 		m.log.Warn("the runtime's own monitoring group could not be removed: it holds an RMID until the runtime deletes the container",
 			"container", p.ContainerID, "group", path, "err", err, "kernel", m.kernelSays())

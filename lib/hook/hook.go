@@ -237,6 +237,14 @@ func placement(st specs.State, refuse func(id string, err error) error) (lifecyc
 		return p, out, err
 	}
 	p = lifecycle.Placement{ContainerID: st.ID, Pid: st.Pid, Pod: idn, Annotations: st.Annotations, Class: ocistate.Class(ocistate.IntelRdt(spec), st.ID), Cgroup: cgroup,
-		PodCgroup: identity.PodCgroup(idn, st.ID, ocistate.CgroupsPath(spec)), CgroupsPath: ocistate.CgroupsPath(spec)}
+		PodCgroup: identity.PodCgroup(idn, st.ID, ocistate.CgroupsPath(spec)), CgroupsPath: ocistate.CgroupsPath(spec),
+		RuntimeGroup: lifecycle.RuncMadeGroup(enableMonitoring(spec), st.Pid)}
 	return p, out, nil
+}
+
+// enableMonitoring is the spec's linux.intelRdt.enableMonitoring: the runtime (runc ≥ 1.4,
+// crun ≥ 1.24) makes a monitoring group of its own for the container.
+func enableMonitoring(spec *specs.Spec) bool {
+	rdt := ocistate.IntelRdt(spec)
+	return rdt != nil && rdt.EnableMonitoring
 }

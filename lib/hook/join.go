@@ -219,7 +219,7 @@ func (g *asideGroups) Assign(name string, tid int) error {
 	return k.Assign(name, tid)
 }
 
-// Tasks, Remove, Counters and counter assignment: not asked by a join (the group is live, and
+// Tasks, Counters and counter assignment: not asked by a join (the group is live, and
 // neither made nor ended here, so it has no snapshot to write); goresctrl's if ever asked.
 func (g *asideGroups) Tasks(path string) (map[int]bool, bool) {
 	k, err := g.goresctrl()
@@ -229,12 +229,24 @@ func (g *asideGroups) Tasks(path string) (map[int]bool, bool) {
 	return k.Tasks(path)
 }
 
+// Remove is asked by a join for the runtime's own group only (Placement.RuntimeGroup), never
+// for the pod's: the rmdir runs aside like any resctrl call that may wait on its locks. One
+// already gone is no error; one whose rmdir did not answer by the deadline is left to finish
+// on its own (the container is placed by then).
 func (g *asideGroups) Remove(name, class string) error {
-	k, err := g.goresctrl()
+	path := filepath.Join(g.root, lifecycle.GroupPath(class, name))
+	p, err := unix.BytePtrFromString(path)
 	if err != nil {
 		return err
 	}
-	return k.Remove(name, class)
+	steps := []aside.Step{{Trap: unix.SYS_UNLINKAT, Args: [4]uintptr{aside.AtFDCWD, uintptr(unsafe.Pointer(p)), unix.AT_REMOVEDIR}}}
+	if err := g.run(steps, p); err != nil {
+		return err
+	}
+	if e := steps[0].Errno; e != 0 && e != syscall.ENOENT {
+		return &fs.PathError{Op: "rmdir", Path: path, Err: e}
+	}
+	return nil
 }
 
 func (g *asideGroups) Counters(path string) ([]resctrlfs.Reading, []resctrlfs.Missing, error) {

@@ -52,6 +52,11 @@ type Placement struct {
 	// moved, not just the init's threads, and the pod is marked late-assigned: what they
 	// did until now was counted elsewhere.
 	Late bool
+	// RuntimeGroup says the runtime made a monitoring group of its own for the container,
+	// <Class>/mon_groups/<ContainerID>, and put the init in it (the spec's
+	// linux.intelRdt.enableMonitoring, runc ≥ 1.4): Place removes it once the container is in
+	// its own group, so that one container never holds two RMIDs (see runtimegroup.go).
+	RuntimeGroup bool
 }
 
 // Place puts a container in its pod's group: the group is made (one RMID for the pod's
@@ -116,6 +121,9 @@ func (m *Manager) Place(p Placement) (out Outcome, err error) {
 	if err != nil {
 		m.recordFailure(vocab.FailAssign, p.ContainerID, out.Pod, err)
 		return out, errors.Join(err, m.release(p.ContainerID, name, created))
+	}
+	if p.RuntimeGroup {
+		m.dropRuntimeGroup(p, &out)
 	}
 	return out, nil
 }

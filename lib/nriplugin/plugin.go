@@ -285,7 +285,7 @@ func (p *Plugin) place(event string, pod *api.PodSandbox, ctr *api.Container, in
 			}
 			pl := lifecycle.Placement{ContainerID: ctr.GetId(), Pid: pid, Pod: idn, Cgroup: cg,
 				Annotations: annotations(pod, ctr), Class: class(ctr), Late: late, PodCgroup: pod.GetLinux().GetCgroupParent(),
-				CgroupsPath: ctr.GetLinux().GetCgroupsPath()}
+				CgroupsPath: ctr.GetLinux().GetCgroupsPath(), RuntimeGroup: lifecycle.RuncMadeGroup(ctr.GetLinux().GetRdt().GetEnableMonitoring().GetValue(), pid)}
 			out, err := m.Place(pl)
 			return result{out: out, err: err, pid: pid}
 		})

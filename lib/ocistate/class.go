@@ -21,8 +21,9 @@ import specs "github.com/opencontainers/runtime-spec/specs-go"
 //
 // enableMonitoring changes no class: runc ≥ 1.4 and crun ≥ 1.24 then also make their own
 // monitoring group <class>/mon_groups/<container id> and put the container in it (runc 1.1–1.3
-// drop the field). That group is not ours; the pod's group is a sibling in the same class,
-// and the kernel moves a task between monitoring groups of one class.
+// drop the field). The pod's group is a sibling in the same class, and the kernel moves a
+// task between monitoring groups of one class; runc's group, emptied, is then removed
+// (lifecycle.RuncMadeGroup).
 //
 // A runtime that ignores intelRdt leaves the container in the root class although its spec
 // names one: runc 1.1 on a host without RDT allocation (neither CAT nor MBA in /proc/cpuinfo

@@ -103,3 +103,12 @@ func Running(tids map[int]bool) int {
 
 // maxProcFile bounds what is read of a /proc file: a stat line is a few hundred bytes.
 const maxProcFile = 64 << 10
+
+// Comm is the process's command name (/proc/<pid>/comm), without its newline.
+func Comm(pid int) (string, error) {
+	b, err := sysfile.ReadFile(filepath.Join("/proc", strconv.Itoa(pid), "comm"), 0, maxProcFile)
+	if err != nil {
+		return "", fmt.Errorf("pid %d: %w", pid, err)
+	}
+	return strings.TrimSuffix(string(b), "\n"), nil
+}

@@ -39,12 +39,17 @@ type Init struct {
 // cgroup removed when the test ends.
 func Hold(t testing.TB, workload string) *Init {
 	t.Helper()
+	return hold(t, "sh", workload)
+}
+
+func hold(t testing.TB, sh, workload string) *Init {
+	t.Helper()
 	dir := filepath.Join(cgroupRoot, "resctrl-mon-test-"+strconv.Itoa(os.Getpid())+"-"+strconv.FormatInt(seq.Add(1), 10))
 	if err := os.Mkdir(dir, 0o755); err != nil {
 		t.Skipf("needs the cgroup v1 pids hierarchy (root): %v", err)
 	}
 	// read, then exec: the pid stays the init's, as a runtime's init execs the container's.
-	cmd := exec.Command("sh", "-c", "read go; exec "+workload)
+	cmd := exec.Command(sh, "-c", "read go; exec "+workload)
 	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
 	stdin, err := cmd.StdinPipe()
 	if err != nil {
@@ -63,6 +68,22 @@ func Hold(t testing.TB, workload string) *Init {
 		t.Fatal(err)
 	}
 	return in
+}
+
+// HoldAs is Hold with the held shell under the command name comm (up to 15 bytes), as a
+// runtime's init names itself while it is held (runc's "runc:[2:INIT]", crun's "crun"): the
+// shell runs through a link so named. The workload's exec gives it the workload's name.
+func HoldAs(t testing.TB, comm, workload string) *Init {
+	t.Helper()
+	sh, err := exec.LookPath("sh")
+	if err != nil {
+		t.Fatal(err)
+	}
+	link := filepath.Join(t.TempDir(), comm)
+	if err := os.Symlink(sh, link); err != nil {
+		t.Fatal(err)
+	}
+	return hold(t, link, workload)
 }
 
 // Release lets the held init exec its workload.

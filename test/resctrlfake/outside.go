@@ -86,3 +86,21 @@ func (f *Resctrl) GroupPaths() []string {
 	defer f.mu.Unlock()
 	return slices.Sorted(maps.Keys(f.groups))
 }
+
+// RuntimeGroup is what runc ≥ 1.4 does for a container whose spec sets
+// linux.intelRdt.enableMonitoring, before any hook runs (libcontainer/intelrdt Apply): it
+// makes <class>/mon_groups/<container id>, taking a group already there as is, and writes the
+// init's pid into it. The pid must be in class already (JoinClass), as runc wrote it into
+// the class's tasks first. It returns the group's path.
+func (f *Resctrl) RuntimeGroup(class, containerID string, pid int) (string, error) {
+	p := "mon_groups/" + containerID
+	if class != "" {
+		p = class + "/" + p
+	}
+	if err := f.Mkdir(p); err != nil && !os.IsExist(err) {
+		return p, err
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return p, f.write(p, pid)
+}

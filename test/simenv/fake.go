@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"strconv"
 	"testing"
 	"time"
 
@@ -166,6 +167,22 @@ func (b Backend) Mkdir(group string) error {
 		return os.Mkdir(filepath.Join(b.Sim.Dir, group), 0o755)
 	}
 	return b.Fake.Mkdir(group)
+}
+
+// RuntimeGroup makes the monitoring group runc ≥ 1.4 makes for a container whose spec sets
+// linux.intelRdt.enableMonitoring, before any hook: <class>/mon_groups/<container id>, a
+// group already there taken as is, with the init's pid written into it (the pid in class
+// already). It returns the group's path.
+func (b Backend) RuntimeGroup(class, containerID string, pid int) (string, error) {
+	if b.Sim == nil {
+		return b.Fake.RuntimeGroup(class, containerID, pid)
+	}
+	group := resctrlfs.GroupPath(class, containerID)
+	dir := filepath.Join(b.Sim.Dir, group)
+	if err := os.Mkdir(dir, 0o755); err != nil && !os.IsExist(err) {
+		return group, err
+	}
+	return group, os.WriteFile(filepath.Join(dir, "tasks"), []byte(strconv.Itoa(pid)), 0)
 }
 
 // RMID is the RMID the group holds, -1 when it is not there. The fake numbers no RMIDs: a

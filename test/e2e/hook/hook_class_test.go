@@ -169,9 +169,17 @@ func testClassWithoutClosID(t *testing.T, rt string) {
 		if n := e.LogLines("container="+id, "group="+group, "outcome=created"); n != 1 {
 			t.Errorf("%s: no log line of the placement in %s:\n%s", c.name, group, e.Log())
 		}
+		// runc's own group, emptied by the move, is removed by the hook (its RMID freed: one
+		// container, one RMID); crun's stays, as its exec writes into it.
 		own := class + "mon_groups/" + id
-		if c.monitoring && !e.Exists(own) {
-			t.Errorf("%s: the runtime's own group %s is gone", c.name, own)
+		if c.monitoring && rt == "runc" && e.Exists(own) {
+			t.Errorf("%s: runc's own group %s is still there after the hook, holding a second RMID\n%s", c.name, own, e.Log())
+		}
+		if c.monitoring && rt == "runc" && e.LogLines("container="+id, "the runtime's group "+own+" removed") != 1 {
+			t.Errorf("%s: the log does not say the runtime's group was removed:\n%s", c.name, e.Log())
+		}
+		if c.monitoring && rt == "crun" && !e.Exists(own) {
+			t.Errorf("%s: crun's own group %s is gone (crun's exec writes into it)", c.name, own)
 		}
 		if err := r.Delete(id, true); err != nil {
 			t.Fatal(err)
@@ -179,11 +187,56 @@ func testClassWithoutClosID(t *testing.T, rt string) {
 		if e.Exists(group) {
 			t.Errorf("%s: the group outlived the pod (retention 0)\n%s", c.name, e.Log())
 		}
-		if c.monitoring && !e.Exists(own) {
-			t.Errorf("%s: the runtime's own group %s, not ours, was removed", c.name, own)
+		if c.monitoring && rt == "crun" && !e.Exists(own) {
+			t.Errorf("%s: crun's own group %s, not ours, was removed", c.name, own)
 		}
 	}
 	if recs := e.Records(); len(recs) != 0 {
 		t.Errorf("registry entries left: %+v", recs)
+	}
+}
+
+// TestHookJoinRemovesRuncsGroup: the second container of a pod joins its live group in the
+// hook's own process (a join, its resctrl calls in vfork children), and runc's own group of
+// it (enableMonitoring, the runc ≥ 1.4 stand-in) is removed there too, by an rmdir aside, as
+// the first container's is by the worker: each container holds no RMID but its pod's.
+func TestHookJoinRemovesRuncsGroup(t *testing.T) {
+	t.Parallel()
+	e := e2e.NewHookEnv(t, resctrlsim.Options{}, "retention: 0s\nfailurePolicy: closed\n")
+	if err := os.Mkdir(filepath.Join(e.Sim.Dir, "gold"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	r := e2e.PreparedRuntime(t, "runc")
+	hooks := e.Hooks()
+	hooks.CreateRuntime = append([]specs.Hook{{Path: e2e.Binaries.ClassHook, Args: []string{"classhook", "-monitoring", e.Sim.Dir}, Timeout: e2e.IntPtr(10)}},
+		hooks.CreateRuntime...)
+	group := "gold/mon_groups/" + e2e.PodUIDA
+	for i, id := range []string{"runc-join-first", "runc-join-second"} {
+		rdt := specs.LinuxIntelRdt{ClosID: "gold", EnableMonitoring: true}
+		b := e2e.NewBundle(t, e.Rootfs, e2e.BundleOptions{Args: []string{"forker"}, IntelRdt: &rdt,
+			Annotations: e2e.CRIOPod(e2e.PodUIDA, e2e.SandboxOf('a'), fmt.Sprintf("app%d", i)), Hooks: hooks})
+		if err := r.Run(id, b); err != nil {
+			t.Fatalf("%s: %v\n%s", id, err, e.Log())
+		}
+		e2e.WaitReady(t, b)
+		if missing, total := e.Outside(r, id, group); missing != 0 || total < 12 {
+			t.Errorf("%s: %d of %d tasks outside %s\n%s", id, missing, total, group, e.Log())
+		}
+		own := "gold/mon_groups/" + id
+		if e.Exists(own) {
+			t.Errorf("%s: runc's own group %s is still there after the hook\n%s", id, own, e.Log())
+		}
+		outcome := []string{"outcome=created", "outcome=joined"}[i]
+		if n := e.LogLines("container="+id, outcome, "the runtime's group "+own+" removed"); n != 1 {
+			t.Errorf("%s: no log line of the placement (%s) saying runc's group was removed:\n%s", id, outcome, e.Log())
+		}
+	}
+	for _, id := range []string{"runc-join-second", "runc-join-first"} {
+		if err := r.Delete(id, true); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if es, err := os.ReadDir(filepath.Join(e.Sim.Dir, "gold", "mon_groups")); err != nil || len(es) != 0 {
+		t.Errorf("gold/mon_groups holds %v (%v), want nothing", es, err)
 	}
 }

@@ -68,7 +68,7 @@ func TestChartEvents(t *testing.T) {
 					t.Errorf("exporter command %s: --node-name and --api-server %t, want %t", cmd, got, enabled)
 				}
 				// The config the pod reads says so, with the rate.
-				cfg := fmt.Sprint(get(objs["ConfigMap/rm-resctrl-mon"], "data", "config.yaml"))
+				cfg := fmt.Sprint(get(releaseConfig(t, objs), "data", "config.yaml"))
 				if !strings.Contains(cfg, fmt.Sprintf("events:\n  enabled: %t\n  rate: 7\n", enabled)) {
 					t.Errorf("the pods' config.yaml:\n%s\nwant events enabled %t, rate 7", cfg, enabled)
 				}

@@ -385,7 +385,7 @@ func TestChartBadValues(t *testing.T) {
 		{"resources.adapter=1", "adapter"},
 		{"image.digest=abc123", "digest"},
 		{"image.digest=sha256:" + strings.Repeat("A", 64), "digest"},
-		{"imagePullSecrets[0].nmae=regcred", "nmae"},
+		{"imagePullSecrets[0].secret=regcred", "secret"},
 	} {
 		_, err := helm(t, "template", "rm", chartDir(t), "--set", "mode=hooks", "--set", tc.set)
 		if err == nil || !strings.Contains(err.Error(), tc.want) {

@@ -109,5 +109,7 @@ func TestKubernetesNodeWithoutRDT(t *testing.T) {
 		n := c.Kubectl("-n", namespace, "get", "ds", daemonSet, "-o", "jsonpath={.status.desiredNumberScheduled}")
 		return n == "1", n
 	})
-	c.run("", c.helm, "uninstall", release, "--namespace", namespace, "--no-hooks", "--wait")
+	if _, err := c.run("", c.helm, "uninstall", release, "--namespace", namespace, "--no-hooks", "--wait"); err != nil {
+		t.Errorf("helm uninstall: %v", err)
+	}
 }

@@ -1,6 +1,7 @@
 package resctrlsim
 
 import (
+	"errors"
 	"strconv"
 	"strings"
 	"syscall"
@@ -114,7 +115,7 @@ func (m *model) writeThreshold(data []byte) syscall.Errno {
 	}
 	v, err := strconv.ParseUint(s, 0, 32)
 	if err != nil {
-		if ne, ok := err.(*strconv.NumError); ok && ne.Err == strconv.ErrRange {
+		if errors.Is(err, strconv.ErrRange) {
 			return syscall.ERANGE
 		}
 		return syscall.EINVAL

@@ -44,7 +44,8 @@ func (c *Client) NodeEvent(ctx context.Context, node, reason, message string, no
 	return nil
 }
 
-// event is the part of core/v1 Event the cleanup fills in.
+// event is the part of core/v1 Event resctrl-mon fills in: the cleanup's about a Node, serve's
+// about a Pod.
 type event struct {
 	APIVersion     string            `json:"apiVersion"`
 	Kind           string            `json:"kind"`

@@ -74,22 +74,7 @@ func EventName(p PodRef, reason string) string {
 	return name + suffix
 }
 
-// podEventJSON is the part of core/v1 Event a pod's Event fills in.
-type podEventJSON struct {
-	APIVersion     string            `json:"apiVersion"`
-	Kind           string            `json:"kind"`
-	Metadata       map[string]string `json:"metadata"`
-	InvolvedObject map[string]string `json:"involvedObject"`
-	Reason         string            `json:"reason"`
-	Message        string            `json:"message"`
-	Type           string            `json:"type"`
-	Source         map[string]string `json:"source"`
-	FirstTimestamp string            `json:"firstTimestamp"`
-	LastTimestamp  string            `json:"lastTimestamp"`
-	Count          int               `json:"count"`
-}
-
-func podEvent(e PodEvent) podEventJSON {
+func podEvent(e PodEvent) event {
 	msg := e.Message
 	if len(msg) > maxMessage {
 		// A cut may split a character: its bytes left are dropped.
@@ -100,7 +85,7 @@ func podEvent(e PodEvent) podEventJSON {
 	if e.Node != "" {
 		src["host"] = e.Node
 	}
-	return podEventJSON{
+	return event{
 		APIVersion: "v1",
 		Kind:       "Event",
 		Metadata:   map[string]string{"name": EventName(e.Pod, e.Reason), "namespace": e.Pod.Namespace},

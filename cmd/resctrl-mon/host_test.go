@@ -49,6 +49,11 @@ func installedHost(t *testing.T) (root, proc string, args []string) {
 	root, src, proc := t.TempDir(), t.TempDir(), t.TempDir()
 	writeFile(t, filepath.Join(src, "hook"), "\x7fELF hook")
 	writeFile(t, filepath.Join(src, "wrapper"), "\x7fELF wrapper")
+	// The node's runc, which install checks the wrapper can run.
+	writeFile(t, filepath.Join(root, "usr/sbin/runc"), "\x7fELF runc")
+	if err := os.Chmod(filepath.Join(root, "usr/sbin/runc"), 0o755); err != nil {
+		t.Fatal(err)
+	}
 	if _, err := hostinstall.Install(hostinstall.Options{
 		HostRoot: root, HookSource: filepath.Join(src, "hook"), HookPath: hostinstall.DefaultHookPath,
 		HooksDir: hostinstall.DefaultHooksDir, ConfigPath: hostinstall.DefaultConfigPath, Timeout: hostinstall.DefaultTimeout,

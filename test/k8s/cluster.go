@@ -32,6 +32,10 @@ type ClusterOptions struct {
 	Forker string
 	// Registry is a plain-HTTP registry on loopback (host:port) the runtime may pull from.
 	Registry string
+	// NoRDT leaves the node without the RDT label node-feature-discovery puts on a node whose
+	// CPU has RDT monitoring (rdtLabel, the chart's nodeSelection.rdtLabel). Without it the
+	// node is labelled so: the simulator stands in for its RDT.
+	NoRDT bool
 }
 
 // WrapperPath and WrapperConfig are where containerd's "resctrl-mon" runtime handler finds
@@ -89,6 +93,9 @@ func StartCluster(t *testing.T, runtime string, opts ClusterOptions) *Cluster {
 		t.Fatalf("cluster up %s: %v\n%s", runtime, err, out)
 	}
 	t.Logf("cluster on %s Ready in %s", runtime, time.Since(start).Round(100*time.Millisecond))
+	if !opts.NoRDT {
+		c.Kubectl("label", "node", c.Node(), rdtLabel+"=true")
+	}
 	return c
 }
 

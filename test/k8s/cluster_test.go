@@ -85,9 +85,6 @@ func runScenario(t *testing.T, runtime, mode string) {
 	publish(t, reg.Addr, images.test2, "test2")
 	sim := resctrlsim.MountT(t, resctrlsim.Options{NumRMIDs: 64})
 	c := StartCluster(t, runtime, ClusterOptions{Forker: images.forker, Registry: reg.Addr})
-	// The simulator stands in for the node's RDT: label the node as node-feature-discovery
-	// labels one whose CPU has RDT monitoring (the chart's nodeSelection.rdtLabel).
-	c.Kubectl("label", "node", c.Node(), rdtLabel+"=true")
 	s := &scenario{Cluster: c, mode: mode, sim: sim, state: filepath.Join(c.Work, "state"), registry: reg.Addr}
 	host := filepath.Join(c.Work, "host")
 	s.hookPath = filepath.Join(host, "libexec", "resctrl-mon-hook")

@@ -53,7 +53,7 @@ func TestChartNodeSelection(t *testing.T) {
 // the node, install and upgrade complete at once with no pod there; labelling the node
 // brings the pod.
 func TestKubernetesNodeWithoutRDT(t *testing.T) {
-	c := StartCluster(t, "containerd", ClusterOptions{})
+	c := StartCluster(t, "containerd", ClusterOptions{NoRDT: true})
 	chart := chartDir(t)
 	// No pod runs on this node but the stalled one below: the image is never pulled.
 	values := []string{"--namespace", namespace, "--create-namespace", "--set", "image.repository=localhost/not-pulled",

@@ -13,6 +13,10 @@ import (
 	"github.com/resctrl-mon/resctrl-mon/test/e2e"
 )
 
+// rdtLabel is the label node-feature-discovery puts on a node whose CPU has RDT monitoring,
+// the chart's default nodeSelection.rdtLabel.
+const rdtLabel = "feature.node.kubernetes.io/cpu-rdt.RDTMON"
+
 // Cluster is a running one-node cluster of cluster.sh, and the commands an operator drives
 // it with.
 type Cluster struct {

@@ -7,10 +7,6 @@ import (
 	"time"
 )
 
-// rdtLabel is the label node-feature-discovery puts on a node whose CPU has RDT monitoring,
-// the chart's default nodeSelection.rdtLabel.
-const rdtLabel = "feature.node.kubernetes.io/cpu-rdt.RDTMON"
-
 // The DaemonSets run only on nodes with the RDT label (the cleanup's Job, a waiter, anywhere),
 // on top of nodeSelector; "" turns the label off; a malformed one is refused.
 func TestChartNodeSelection(t *testing.T) {

@@ -127,21 +127,12 @@ func (m *model) writeThreshold(data []byte) syscall.Errno {
 	return 0
 }
 
-// limboWorker runs the worker's pass every interval until the simulator stops.
-func (s *Sim) limboWorker(every time.Duration) {
-	defer s.wg.Done()
-	t := time.NewTicker(every)
-	defer t.Stop()
-	for {
-		select {
-		case <-s.stop:
-			return
-		case <-t.C:
-			s.m.lock()
-			s.m.limboPass()
-			s.m.unlock()
-		}
-	}
+// limboWorkerPass is one run of the kernel's limbo worker (Sim.tick runs it every
+// LimboInterval).
+func (s *Sim) limboWorkerPass() {
+	s.m.lock()
+	s.m.limboPass()
+	s.m.unlock()
 }
 
 // LimboPass runs one pass of the limbo worker now, beside its own ticker, and returns how

@@ -89,11 +89,11 @@ func Mount(dir string, opts Options) (*Sim, error) {
 	go s.pumpEvents()
 	if opts.limbo() {
 		s.wg.Add(1)
-		go s.limboWorker(opts.LimboInterval)
+		go s.tick(opts.LimboInterval, s.limboWorkerPass)
 	}
 	if opts.SettleInterval > 0 {
 		s.wg.Add(1)
-		go s.settle(opts.SettleInterval)
+		go s.tick(opts.SettleInterval, s.m.settleAll)
 	}
 	return s, nil
 }
@@ -136,7 +136,9 @@ func (s *Sim) pumpEvents() {
 	}
 }
 
-func (s *Sim) settle(every time.Duration) {
+// tick runs f every interval until the simulator stops: the kernel's periodic work (the
+// settling of counters, the limbo worker).
+func (s *Sim) tick(every time.Duration, f func()) {
 	defer s.wg.Done()
 	t := time.NewTicker(every)
 	defer t.Stop()
@@ -145,7 +147,7 @@ func (s *Sim) settle(every time.Duration) {
 		case <-s.stop:
 			return
 		case <-t.C:
-			s.m.settleAll()
+			f()
 		}
 	}
 }

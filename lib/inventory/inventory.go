@@ -129,25 +129,35 @@ func (inv *Inventory) Pods(o Options) ([]Pod, error) {
 		dir := filepath.Join(inv.root, r.Path)
 		_, statErr := os.Stat(dir)
 		p.State, p.Detail = stateOf(r, statErr == nil, now)
-		if statErr == nil && o.Tasks {
-			n, err := liveTasks(dir)
-			errs = append(errs, err)
-			p.Tasks = n
-		}
-		if statErr == nil && o.Counters {
-			var err error
-			r := &inv.counters
-			if o.Subdomains {
-				r = &inv.nodes
-			}
-			p.Readings, p.Missing, err = r.Read(dir)
-			if err != nil && !errors.Is(err, os.ErrNotExist) {
-				errs = append(errs, err)
-			}
+		if statErr == nil {
+			errs = append(errs, inv.read(&p, dir, o))
 		}
 		out = append(out, p)
 	}
 	return out, errors.Join(errs...)
+}
+
+// read fills in what o asks of the group in dir beside its record: its live tasks, its
+// counters.
+func (inv *Inventory) read(p *Pod, dir string, o Options) error {
+	var errs []error
+	if o.Tasks {
+		n, err := liveTasks(dir)
+		errs = append(errs, err)
+		p.Tasks = n
+	}
+	if o.Counters {
+		var err error
+		r := &inv.counters
+		if o.Subdomains {
+			r = &inv.nodes
+		}
+		p.Readings, p.Missing, err = r.Read(dir)
+		if err != nil && !errors.Is(err, os.ErrNotExist) {
+			errs = append(errs, err)
+		}
+	}
+	return errors.Join(errs...)
 }
 
 func stateOf(r registry.Record, exists bool, now time.Time) (State, string) {

@@ -3,6 +3,8 @@ package inventory
 import (
 	"errors"
 	"fmt"
+	"os"
+	"path/filepath"
 	"slices"
 	"time"
 
@@ -33,7 +35,8 @@ type Life struct {
 // name now; a pod re-made under the same name is another UID, another group), and reads
 // it whole. snapshotDir "" reads no lives.
 func (inv *Inventory) PodStatus(pod, snapshotDir string) (PodStatus, error) {
-	pods, err := inv.Pods(Options{Tasks: true, Counters: true})
+	// The records alone to find it: only its group's tasks and counters are read.
+	pods, err := inv.Pods(Options{})
 	i := slices.IndexFunc(pods, func(p Pod) bool {
 		return pod != "" && (p.PodUID == pod || p.Group == pod || (p.PodName != "" && p.Namespace+"/"+p.PodName == pod))
 	})
@@ -42,6 +45,9 @@ func (inv *Inventory) PodStatus(pod, snapshotDir string) (PodStatus, error) {
 	}
 	st := PodStatus{Pod: pods[i], Lives: []Life{}, Failures: []registry.Failure{}}
 	errs := []error{err}
+	if dir := filepath.Join(inv.root, st.Pod.Path); dirExists(dir) {
+		errs = append(errs, inv.read(&st.Pod, dir, Options{Tasks: true, Counters: true}))
+	}
 	if snapshotDir != "" {
 		names, err := snapshot.List(snapshotDir)
 		errs = append(errs, err)
@@ -77,4 +83,9 @@ func lives(names []snapshot.Name, group string) []Life {
 		}
 	}
 	return out
+}
+
+func dirExists(dir string) bool {
+	_, err := os.Stat(dir)
+	return err == nil
 }

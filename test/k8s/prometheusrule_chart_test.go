@@ -159,6 +159,37 @@ func TestChartPrometheusRuleDisabled(t *testing.T) {
 	}
 }
 
+// prometheusRule.for sets the `for` of exactly the alerts it names, the others keep the
+// chart's; a name that is no alert (a recording rule's, a misspelt one) or a value that is no
+// Prometheus duration is refused, naming it.
+func TestChartPrometheusRuleFor(t *testing.T) {
+	t.Parallel()
+	all := rules(promRule(t))
+	some := rules(promRule(t, "prometheusRule.for.ResctrlMonRMIDsRunningOut=0s", "prometheusRule.for.ResctrlMonPodsPlacedLate=1h30m"))
+	for name, r := range all {
+		want := get(r, "for")
+		switch name {
+		case "ResctrlMonRMIDsRunningOut":
+			want = "0s"
+		case "ResctrlMonPodsPlacedLate":
+			want = "1h30m"
+		}
+		if got := get(some[name], "for"); got != want {
+			t.Errorf("%s: for %v, want %v", name, got, want)
+		}
+	}
+	for _, c := range []struct{ set, want string }{
+		{"prometheusRule.for.ResctrlMonPodPending=1m", "ResctrlMonPodPending is no alert"},
+		{"prometheusRule.for.namespace_pod:resctrl_mon_llc_occupancy_bytes:sum=1m", "namespace_pod:resctrl_mon_llc_occupancy_bytes:sum is no alert"},
+		{"prometheusRule.for.ResctrlMonRefused=5x", "/prometheusRule/for/ResctrlMonRefused"},
+	} {
+		_, err := helm(t, "template", "rm", chartDir(t), "--set", "prometheusRule.enabled=true", "--set", c.set)
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("--set %s: %v, want an error naming %q", c.set, err, c.want)
+		}
+	}
+}
+
 // promtool finds Prometheus' own rule checker (Debian's prometheus package, which test/deps.sh
 // installs); missing, the test is skipped, or fails under RESCTRLSIM_REQUIRE=1.
 func promtool(t *testing.T) string {

@@ -70,7 +70,7 @@ deps:
 # loopback, and a Prometheus with Kubernetes service discovery, which Debian's lacks) comes
 # the same way: ~20 more minutes the first time.
 runtimes: deps
-	@for r in crictl crio containerd runc helm cni etcd kubernetes prometheus; do bash test/runtimes/$$r.sh >/dev/null || exit 1; done
+	@for r in crictl crio containerd runc helm cni etcd kubernetes prometheus prometheus-operator; do bash test/runtimes/$$r.sh >/dev/null || exit 1; done
 
 build:
 	$(STATIC) $(GO) build $(TAGS) ./...

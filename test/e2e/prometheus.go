@@ -195,3 +195,52 @@ func (p *Prometheus) get(path string, v any) error {
 	}
 	return nil
 }
+
+// Alert is one alert of /api/v1/alerts: those pending or firing (a resolved alert is gone).
+type Alert struct {
+	Labels map[string]string `json:"labels"`
+	State  string            `json:"state"`
+}
+
+// Alerts lists the alerts Prometheus holds now, pending or firing.
+func (p *Prometheus) Alerts() ([]Alert, error) {
+	var res struct {
+		Status string `json:"status"`
+		Error  string `json:"error"`
+		Data   struct {
+			Alerts []Alert `json:"alerts"`
+		} `json:"data"`
+	}
+	if err := p.get("/api/v1/alerts", &res); err != nil {
+		return nil, fmt.Errorf("alerts: %w", err)
+	}
+	if res.Status != "success" {
+		return nil, fmt.Errorf("alerts: %s", res.Error)
+	}
+	return res.Data.Alerts, nil
+}
+
+// RuleGroups lists the names of the rule groups Prometheus has loaded.
+func (p *Prometheus) RuleGroups() ([]string, error) {
+	var res struct {
+		Status string `json:"status"`
+		Error  string `json:"error"`
+		Data   struct {
+			Groups []struct {
+				Name string `json:"name"`
+				File string `json:"file"`
+			} `json:"groups"`
+		} `json:"data"`
+	}
+	if err := p.get("/api/v1/rules", &res); err != nil {
+		return nil, fmt.Errorf("rules: %w", err)
+	}
+	if res.Status != "success" {
+		return nil, fmt.Errorf("rules: %s", res.Error)
+	}
+	var out []string
+	for _, g := range res.Data.Groups {
+		out = append(out, g.Name)
+	}
+	return out, nil
+}

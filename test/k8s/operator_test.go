@@ -388,7 +388,7 @@ func (s *scenario) scrapeSecrets() string {
 	files := map[string][]byte{
 		"tls.crt": certPEM, "tls.key": keyPEM,
 		"web-config.yml": fmt.Appendf(nil, "tls_server_config:\n  cert_file: tls.crt\n  key_file: tls.key\nbasic_auth_users:\n  prometheus: %s\n", hash),
-		"username": []byte("prometheus"), "password": []byte(password),
+		"username":       []byte("prometheus"), "password": []byte(password),
 	}
 	for name, b := range files {
 		if err := os.WriteFile(filepath.Join(dir, name), b, 0o600); err != nil {

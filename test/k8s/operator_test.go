@@ -300,11 +300,16 @@ func (s *scenario) startOperator(opBin string) {
 	go func() { exited <- cmd.Wait() }()
 	t.Cleanup(func() {
 		_ = cmd.Process.Signal(syscall.SIGTERM)
+		var err error
 		select {
-		case <-exited:
+		case err = <-exited:
 		case <-time.After(20 * time.Second):
 			_ = cmd.Process.Kill()
-			<-exited
+			err = <-exited
+		}
+		// Stopped by the test's SIGTERM: the only exit that says nothing is a clean one.
+		if err != nil {
+			t.Logf("the Operator exited: %v", err)
 		}
 		_ = log.Close()
 		if t.Failed() {

@@ -1,15 +1,7 @@
 package k8s
 
 import (
-	"crypto/ecdsa"
-	"crypto/elliptic"
-	"crypto/rand"
-	"crypto/x509"
-	"crypto/x509/pkix"
-	"encoding/pem"
 	"fmt"
-	"math/big"
-	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -24,6 +16,7 @@ import (
 	"github.com/resctrl-mon/resctrl-mon/test/e2e"
 	"github.com/resctrl-mon/resctrl-mon/test/registrytest"
 	"github.com/resctrl-mon/resctrl-mon/test/resctrlsim"
+	"github.com/resctrl-mon/resctrl-mon/test/tlstest"
 )
 
 const (
@@ -384,7 +377,7 @@ spec:
 func (s *scenario) scrapeSecrets() string {
 	t := s.t
 	dir := t.TempDir()
-	certPEM, keyPEM := loopbackCert(t)
+	certPEM, keyPEM := tlstest.Loopback(t, "resctrl-mon exporter")
 	password := "scrape-" + fmt.Sprint(time.Now().UnixNano())
 	hash, err := bcrypt.GenerateFromPassword([]byte(password), bcrypt.MinCost)
 	if err != nil {
@@ -424,28 +417,6 @@ func (s *scenario) requireUnauthorisedScrape(password string) {
 	if err != nil || string(out) != "200" {
 		s.t.Errorf("a scrape with the credentials: %s %v, want 200", out, err)
 	}
-}
-
-// loopbackCert is a self-signed certificate for 127.0.0.1 and its key, PEM.
-func loopbackCert(t *testing.T) (certPEM, keyPEM []byte) {
-	t.Helper()
-	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	if err != nil {
-		t.Fatal(err)
-	}
-	tmpl := &x509.Certificate{SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: "resctrl-mon exporter"},
-		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(24 * time.Hour),
-		IPAddresses: []net.IP{net.ParseIP("127.0.0.1")}, KeyUsage: x509.KeyUsageDigitalSignature | x509.KeyUsageCertSign,
-		ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth}, BasicConstraintsValid: true, IsCA: true}
-	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
-	if err != nil {
-		t.Fatal(err)
-	}
-	kb, err := x509.MarshalECPrivateKey(key)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}), pem.EncodeToMemory(&pem.Block{Type: "EC PRIVATE KEY", Bytes: kb})
 }
 
 func atoi(t *testing.T, s string) int {

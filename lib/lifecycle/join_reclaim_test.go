@@ -26,13 +26,10 @@ func (j joinOnly) Ensure(name, class string) error {
 	return j.Groups.Ensure(name, class)
 }
 
-// A container joining its pod's idle group (the hook's join, which found the group live)
-// while a reclaim ends that group for another pod: the join finds the group gone, takes the
-// container back and records no failure (nothing failed: its front end places it afresh),
-// leaving no record behind; placed afresh, the container is its pod's new life. Swept: the
-// kernel's limbo off and on.
-func TestJoinRacingAReclaimRecordsNoFailure(t *testing.T) {
-	t.Parallel()
+// withOneIdleOneLive runs body on both backends, with the kernel's limbo off and on, on a
+// node of 3 RMIDs (the root's and two) where idle groups are reclaimed: pod n1's group idle
+// within its retention, pod 2's live, so the next pod's placement reclaims pod n1's.
+func withOneIdleOneLive(t *testing.T, body func(t *testing.T, e *env, c *churn, n1 int)) {
 	for _, lim := range []bool{false, true} {
 		t.Run(fmt.Sprintf("limbo %v", lim), func(t *testing.T) {
 			t.Parallel()
@@ -48,46 +45,58 @@ func TestJoinRacingAReclaimRecordsNoFailure(t *testing.T) {
 				if _, _, _, err := c.start(); err != nil { // pod 2, live
 					t.Fatal(err)
 				}
-				// The join has found pod 1's group live (idle within its retention) and is
-				// about to place; pod 3's placement reclaims that group first.
-				join, err := NewWith(e.cfg, slog.New(slog.DiscardHandler), joinOnly{e.m.rs})
-				if err != nil {
-					t.Fatal(err)
-				}
-				join.SetClock(func() time.Time { return e.now })
-				join.cg = e.m.cg
-				if n3, _, out, err := c.start(); err != nil || out.Action != vocab.Created {
-					t.Fatalf("pod %d: %+v, %v; want created, pod 1's group reclaimed", n3, out, err)
-				}
-				if c.exists("mon_groups/" + podN(n1)) {
-					t.Fatal("pod 1's idle group was not reclaimed")
-				}
-				a := crio(podN(n1), sbN(n1))
-				idn, err := identity.FromAnnotations("c1b", a)
-				if err != nil {
-					t.Fatal(err)
-				}
-				out, err := join.Place(Placement{ContainerID: "c1b", Pid: c.proc(), Pod: idn, Annotations: a})
-				if !errors.Is(err, ErrGroupGone) {
-					t.Fatalf("the join after its group was reclaimed: %+v, %v; want ErrGroupGone", out, err)
-				}
-				failures, ferr := e.m.Store().Failures(time.Time{})
-				if ferr != nil || len(failures) != 0 {
-					t.Errorf("failures recorded (%v): %+v; want none", ferr, failures)
-				}
-				counts, _ := e.m.Store().Counts()
-				if n := counts[vocab.FailureCount(vocab.FailCreate)]; n != 0 {
-					t.Errorf("%d creation failures counted", n)
-				}
-				if _, owned, _ := e.m.Store().Load(podN(n1)); owned {
-					t.Errorf("the join left a record of pod 1")
-				}
-				if g, _ := e.m.Store().ContainerGroup("c1b"); g != "" {
-					t.Errorf("the join left its container bound to %q", g)
-				}
+				body(t, e, c, n1)
 			})
 		})
 	}
+}
+
+// A container joining its pod's idle group (the hook's join, which found the group live)
+// while a reclaim ends that group for another pod: the join finds the group gone, takes the
+// container back and records no failure (nothing failed: its front end places it afresh),
+// leaving no record behind; placed afresh, the container is its pod's new life. Swept: the
+// kernel's limbo off and on.
+func TestJoinRacingAReclaimRecordsNoFailure(t *testing.T) {
+	t.Parallel()
+	withOneIdleOneLive(t, func(t *testing.T, e *env, c *churn, n1 int) {
+		// The join has found pod 1's group live (idle within its retention) and is
+		// about to place; pod 3's placement reclaims that group first.
+		join, err := NewWith(e.cfg, slog.New(slog.DiscardHandler), joinOnly{e.m.rs})
+		if err != nil {
+			t.Fatal(err)
+		}
+		join.SetClock(func() time.Time { return e.now })
+		join.cg = e.m.cg
+		if n3, _, out, err := c.start(); err != nil || out.Action != vocab.Created {
+			t.Fatalf("pod %d: %+v, %v; want created, pod 1's group reclaimed", n3, out, err)
+		}
+		if c.exists("mon_groups/" + podN(n1)) {
+			t.Fatal("pod 1's idle group was not reclaimed")
+		}
+		a := crio(podN(n1), sbN(n1))
+		idn, err := identity.FromAnnotations("c1b", a)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out, err := join.Place(Placement{ContainerID: "c1b", Pid: c.proc(), Pod: idn, Annotations: a})
+		if !errors.Is(err, ErrGroupGone) {
+			t.Fatalf("the join after its group was reclaimed: %+v, %v; want ErrGroupGone", out, err)
+		}
+		failures, ferr := e.m.Store().Failures(time.Time{})
+		if ferr != nil || len(failures) != 0 {
+			t.Errorf("failures recorded (%v): %+v; want none", ferr, failures)
+		}
+		counts, _ := e.m.Store().Counts()
+		if n := counts[vocab.FailureCount(vocab.FailCreate)]; n != 0 {
+			t.Errorf("%d creation failures counted", n)
+		}
+		if _, owned, _ := e.m.Store().Load(podN(n1)); owned {
+			t.Errorf("the join left a record of pod 1")
+		}
+		if g, _ := e.m.Store().ContainerGroup("c1b"); g != "" {
+			t.Errorf("the join left its container bound to %q", g)
+		}
+	})
 }
 
 // racingJoin is resctrl that, once reclaim has removed the group at victim, starts join (a
@@ -131,49 +140,33 @@ func (r *racingJoin) Ensure(name, class string) error {
 // on a full node is.
 func TestReclaimedRMIDGoesToThePodItWasFreedFor(t *testing.T) {
 	t.Parallel()
-	for _, lim := range []bool{false, true} {
-		t.Run(fmt.Sprintf("limbo %v", lim), func(t *testing.T) {
-			t.Parallel()
-			onBoth(t, func(t *testing.T, newEnv newEnvFunc) {
-				e := newEnv(t, resctrlsim.Options{NumRMIDs: 3, Limbo: lim, LimboInterval: 20 * time.Millisecond},
-					func(c *config.Config) { c.RMIDReclaim = config.RMIDReclaimIdle })
-				c := &churn{env: e}
-				n1, pid1, _, err := c.start()
-				if err != nil {
-					t.Fatal(err)
-				}
-				c.end(n1, pid1)
-				if _, _, _, err := c.start(); err != nil { // pod 2, live
-					t.Fatal(err)
-				}
-				var joinOut Outcome
-				var joinErr error
-				a := crio(podN(n1), sbN(n1))
-				idn, err := identity.FromAnnotations("c1b", a)
-				if err != nil {
-					t.Fatal(err)
-				}
-				joinPid := c.proc()
-				race := &racingJoin{Groups: e.m.rs, victim: podN(n1)}
-				race.join = func() {
-					joinOut, joinErr = e.m.Place(Placement{ContainerID: "c1b", Pid: joinPid, Pod: idn, Annotations: a})
-				}
-				e.m.rs = race
-				n3, pid3, out, err := c.start()
-				if race.done == nil {
-					t.Fatal("pod 1's group was not reclaimed")
-				}
-				<-race.done
-				if err != nil || out.Action != vocab.Created {
-					t.Fatalf("pod %d, for which pod 1's group was reclaimed: %+v, %v; want created", n3, out, err)
-				}
-				if !slices.Contains(c.tasks("mon_groups/"+podN(n3)), pid3) {
-					t.Errorf("pod %d's container is not in its group", n3)
-				}
-				if !errors.Is(joinErr, ErrNoRMIDs) || joinOut.Action != vocab.Pending {
-					t.Errorf("pod 1's container arriving during the reclaim: %+v, %v; want pending", joinOut, joinErr)
-				}
-			})
-		})
-	}
+	withOneIdleOneLive(t, func(t *testing.T, e *env, c *churn, n1 int) {
+		var joinOut Outcome
+		var joinErr error
+		a := crio(podN(n1), sbN(n1))
+		idn, err := identity.FromAnnotations("c1b", a)
+		if err != nil {
+			t.Fatal(err)
+		}
+		joinPid := c.proc()
+		race := &racingJoin{Groups: e.m.rs, victim: podN(n1)}
+		race.join = func() {
+			joinOut, joinErr = e.m.Place(Placement{ContainerID: "c1b", Pid: joinPid, Pod: idn, Annotations: a})
+		}
+		e.m.rs = race
+		n3, pid3, out, err := c.start()
+		if race.done == nil {
+			t.Fatal("pod 1's group was not reclaimed")
+		}
+		<-race.done
+		if err != nil || out.Action != vocab.Created {
+			t.Fatalf("pod %d, for which pod 1's group was reclaimed: %+v, %v; want created", n3, out, err)
+		}
+		if !slices.Contains(c.tasks("mon_groups/"+podN(n3)), pid3) {
+			t.Errorf("pod %d's container is not in its group", n3)
+		}
+		if !errors.Is(joinErr, ErrNoRMIDs) || joinOut.Action != vocab.Pending {
+			t.Errorf("pod 1's container arriving during the reclaim: %+v, %v; want pending", joinOut, joinErr)
+		}
+	})
 }

@@ -378,17 +378,7 @@ func TestRuntimeGone(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		ctx, cancel := context.WithCancel(context.Background())
-		defer cancel()
-		done := make(chan error, 1)
-		go func() { done <- p.Run(ctx, Options{Socket: sock, SweepEvery: time.Hour}) }()
-		select {
-		case <-e.rt.synced:
-		case err := <-done:
-			t.Fatalf("the adapter stopped before it synchronised: %v", err)
-		case <-time.After(syncDeadline):
-			t.Fatal("the adapter did not synchronise")
-		}
+		done := e.runSynced(p, Options{Socket: sock}).done
 		drop()
 		select {
 		case err := <-done:

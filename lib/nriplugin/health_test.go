@@ -1,7 +1,6 @@
 package nriplugin
 
 import (
-	"context"
 	"errors"
 	"log/slog"
 	"strings"
@@ -37,17 +36,7 @@ func TestAdapterHealth(t *testing.T) {
 		if err := p.Ready(); err == nil || !strings.Contains(err.Error(), "not connected") {
 			t.Errorf("before Run: Ready() = %v, want not connected", err)
 		}
-		ctx, cancel := context.WithCancel(context.Background())
-		defer cancel()
-		done := make(chan error, 1)
-		go func() { done <- p.Run(ctx, Options{Socket: sock, SweepEvery: time.Hour}) }()
-		select {
-		case <-e.rt.synced:
-		case err := <-done:
-			t.Fatalf("the adapter stopped before it synchronised: %v", err)
-		case <-time.After(syncDeadline):
-			t.Fatal("the adapter did not synchronise")
-		}
+		done := e.runSynced(p, Options{Socket: sock}).done
 		if err := poll.Until(syncDeadline, p.Ready); err != nil {
 			t.Fatalf("not ready after its Synchronize: %v", err)
 		}

@@ -276,6 +276,13 @@ func (e *env) startAdapterLogging(o Options, w io.Writer) *adapter {
 	if err != nil {
 		e.t.Fatal(err)
 	}
+	return e.runSynced(p, o)
+}
+
+// runSynced runs p (on o.Socket, the runtime's when empty: a test puts a proxy between) until
+// the test ends, and waits for the runtime's Synchronize of it.
+func (e *env) runSynced(p *Plugin, o Options) *adapter {
+	e.t.Helper()
 	a := e.run(p, o)
 	select {
 	case <-e.rt.synced:
@@ -288,8 +295,11 @@ func (e *env) startAdapterLogging(o Options, w io.Writer) *adapter {
 	return a
 }
 
+// run runs p on o.Socket (the runtime's when empty).
 func (e *env) run(p *Plugin, o Options) *adapter {
-	o.Socket = e.rt.sock
+	if o.Socket == "" {
+		o.Socket = e.rt.sock
+	}
 	if o.SweepEvery == 0 {
 		o.SweepEvery = time.Hour
 	}

@@ -2,9 +2,7 @@ package kubeapi
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
-	"io"
 	"net/http"
 	"regexp"
 	"strings"
@@ -16,16 +14,7 @@ import (
 // name and UID, with a name that is the same for the same pod and reason.
 func TestPostPodEvent(t *testing.T) {
 	t.Parallel()
-	var path string
-	var got map[string]any
-	c := apiServer(t, func(w http.ResponseWriter, r *http.Request) {
-		path = r.Method + " " + r.URL.Path
-		b, _ := io.ReadAll(r.Body)
-		if err := json.Unmarshal(b, &got); err != nil {
-			t.Errorf("event body: %v", err)
-		}
-		w.WriteHeader(http.StatusCreated)
-	})
+	path, got, c := eventSink(t)
 	pod := PodRef{Namespace: "team-a", Name: "web-0", UID: "0b9f7c4e-1111-2222-3333-444455556666"}
 	now := time.Date(2026, 12, 5, 12, 0, 0, 0, time.UTC)
 	err := c.PostPodEvent(context.Background(), PodEvent{Pod: pod, Reason: "ResctrlMonPending", Type: "Warning",
@@ -33,20 +22,20 @@ func TestPostPodEvent(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if path != "POST /api/v1/namespaces/team-a/events" {
-		t.Errorf("posted to %s", path)
+	if *path != "POST /api/v1/namespaces/team-a/events" {
+		t.Errorf("posted to %s", *path)
 	}
-	obj, _ := got["involvedObject"].(map[string]any)
+	obj, _ := (*got)["involvedObject"].(map[string]any)
 	if obj["kind"] != "Pod" || obj["namespace"] != "team-a" || obj["name"] != "web-0" || obj["uid"] != pod.UID {
 		t.Errorf("involvedObject = %v", obj)
 	}
-	meta, _ := got["metadata"].(map[string]any)
+	meta, _ := (*got)["metadata"].(map[string]any)
 	if meta["name"] != EventName(pod, "ResctrlMonPending") || meta["namespace"] != "team-a" {
 		t.Errorf("metadata = %v", meta)
 	}
-	src, _ := got["source"].(map[string]any)
-	if got["reason"] != "ResctrlMonPending" || got["type"] != "Warning" || got["message"] != "no free RMID" ||
-		got["firstTimestamp"] != "2026-12-05T12:00:00Z" || src["component"] != "resctrl-mon" || src["host"] != "node-1" {
+	src, _ := (*got)["source"].(map[string]any)
+	if (*got)["reason"] != "ResctrlMonPending" || (*got)["type"] != "Warning" || (*got)["message"] != "no free RMID" ||
+		(*got)["firstTimestamp"] != "2026-12-05T12:00:00Z" || src["component"] != "resctrl-mon" || src["host"] != "node-1" {
 		t.Errorf("event = %v", got)
 	}
 }

@@ -119,23 +119,9 @@ func TestChartAdapterHealthWebConfig(t *testing.T) {
 	if m := mountAt(ad, "/etc/resctrl-mon/web"); m == nil || get(m, "readOnly") != true || get(m, "name") != "web-config" {
 		t.Errorf("web config mount = %v", m)
 	}
-	for _, probe := range []string{"readinessProbe", "livenessProbe"} {
-		if s := get(ad, probe, "httpGet", "scheme"); s != "HTTPS" {
-			t.Errorf("%s scheme = %v, want HTTPS", probe, s)
-		}
-	}
-	plain := adapterOf(t, "exporter.webConfig.secretName=rm-web", "exporter.webConfig.tls=false")
-	for _, probe := range []string{"readinessProbe", "livenessProbe"} {
-		if s := get(plain, probe, "httpGet", "scheme"); s != nil {
-			t.Errorf("tls=false: %s scheme = %v, want HTTP", probe, s)
-		}
-	}
-	basic := adapterOf(t, "exporter.webConfig.secretName=rm-web", "exporter.webConfig.basicAuth=true", "exporter.host=10.0.0.1")
-	for _, probe := range []string{"readinessProbe", "livenessProbe"} {
-		if get(basic, probe, "httpGet") != nil || fmt.Sprint(get(basic, probe, "tcpSocket")) != "map[host:10.0.0.1 port:9433]" {
-			t.Errorf("with basic auth, %s = %v, want a TCP check of 10.0.0.1:9433", probe, get(basic, probe))
-		}
-	}
+	requireProbeScheme(t, "tls", ad, "HTTPS")
+	requireProbeScheme(t, "tls=false", adapterOf(t, "exporter.webConfig.secretName=rm-web", "exporter.webConfig.tls=false"), nil)
+	requireTCPProbes(t, adapterOf(t, "exporter.webConfig.secretName=rm-web", "exporter.webConfig.basicAuth=true", "exporter.host=10.0.0.1"), "10.0.0.1", 9433)
 	none := adapterOf(t)
 	if mountAt(none, "/etc/resctrl-mon/web") != nil || strings.Contains(fmt.Sprint(get(none, "command")), "web.config") {
 		t.Error("a web config without exporter.webConfig.secretName")

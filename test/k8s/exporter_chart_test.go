@@ -83,11 +83,7 @@ func TestChartExporterWebConfig(t *testing.T) {
 	if !found {
 		t.Errorf("no web-config volume from Secret rm-web: %v", list(spec, "volumes"))
 	}
-	for _, probe := range []string{"readinessProbe", "livenessProbe"} {
-		if s := get(ex, probe, "httpGet", "scheme"); s != "HTTPS" {
-			t.Errorf("%s scheme = %v, want HTTPS", probe, s)
-		}
-	}
+	requireProbeScheme(t, "tls", ex, "HTTPS")
 	if s := get(objs["DaemonSet/rm-resctrl-mon"], "spec", "template", "metadata", "annotations", "prometheus.io/scheme"); s != "https" {
 		t.Errorf("prometheus.io/scheme = %v, want https", s)
 	}
@@ -95,15 +91,32 @@ func TestChartExporterWebConfig(t *testing.T) {
 	if ad := container(spec, "containers", "nri-adapter"); mountAt(ad, "/etc/resctrl-mon/web") == nil {
 		t.Error("the adapter does not mount the web config")
 	}
-	basic := exporterOf(t, "exporter.webConfig.secretName=rm-web", "exporter.webConfig.basicAuth=true", "exporter.host=10.0.0.1")
-	for _, probe := range []string{"readinessProbe", "livenessProbe"} {
-		if get(basic, probe, "httpGet") != nil || fmt.Sprint(get(basic, probe, "tcpSocket")) != "map[host:10.0.0.1 port:9432]" {
-			t.Errorf("with basic auth, %s = %v, want a TCP check of 10.0.0.1:9432", probe, get(basic, probe))
-		}
-	}
+	requireTCPProbes(t, exporterOf(t, "exporter.webConfig.secretName=rm-web", "exporter.webConfig.basicAuth=true", "exporter.host=10.0.0.1"), "10.0.0.1", 9432)
 	plain := exporterOf(t)
 	if mountAt(plain, "/etc/resctrl-mon/web") != nil || strings.Contains(fmt.Sprint(get(plain, "command")), "web.config") {
 		t.Error("a web config without exporter.webConfig.secretName")
+	}
+}
+
+// requireProbeScheme: both probes of container c ask over scheme (nil: HTTP, the default).
+func requireProbeScheme(t *testing.T, what string, c any, scheme any) {
+	t.Helper()
+	for _, probe := range []string{"readinessProbe", "livenessProbe"} {
+		if s := get(c, probe, "httpGet", "scheme"); s != scheme {
+			t.Errorf("%s: %s scheme = %v, want %v", what, probe, s, scheme)
+		}
+	}
+}
+
+// requireTCPProbes: both probes of container c only check that host:port takes connections
+// (kubelet's probes cannot send basic auth).
+func requireTCPProbes(t *testing.T, c any, host string, port int) {
+	t.Helper()
+	want := fmt.Sprintf("map[host:%s port:%d]", host, port)
+	for _, probe := range []string{"readinessProbe", "livenessProbe"} {
+		if get(c, probe, "httpGet") != nil || fmt.Sprint(get(c, probe, "tcpSocket")) != want {
+			t.Errorf("with basic auth, %s = %v, want a TCP check of %s:%d", probe, get(c, probe), host, port)
+		}
 	}
 }
 

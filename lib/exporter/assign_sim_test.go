@@ -15,11 +15,22 @@ import (
 // On a simulator in mbm_event mode with counters for two pods of three: the two have
 // bandwidth series and mbm_assigned 1, the third none and mbm_assigned 0 (no read error);
 // the node's counters are exported. Then a counter moves from the first pod to the third:
-// the third's series appear, counted from zero (an assignment reset), the first's go.
+// the third's series appear, counted from zero (an assignment reset), the first's go. Swept
+// over AMD ABMC's mbm_event mode and Arm MPAM's fixed one (mbm_assign_mode "[mbm_event]"
+// alone): the exporter reads and exports the same on both.
 func TestCollectAssignmentOnSim(t *testing.T) {
 	t.Parallel()
-	// Six counters: the root holds two, each of the first two pods two.
-	e := newEnvOn(t, nil, resctrlsim.Options{MBMAssign: resctrlsim.MBMAssignEvent, MBMCounters: 6})
+	for name, fixed := range map[string]bool{"abmc": false, "mpam-fixed": true} {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			// Six counters: the root holds two, each of the first two pods two.
+			collectAssignmentOnSim(t, resctrlsim.Options{MBMAssign: resctrlsim.MBMAssignEvent, MPAMFixed: fixed, MBMCounters: 6})
+		})
+	}
+}
+
+func collectAssignmentOnSim(t *testing.T, o resctrlsim.Options) {
+	e := newEnvOn(t, nil, o)
 	const uidLate = "6a1f3c2e-0000-4000-8000-00000000000c"
 	e.place(t, uidBusy, "busy", proctest.Start(t, proctest.Sleep))
 	e.place(t, uidIdle, "idle", proctest.Start(t, proctest.Sleep))

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"log/slog"
 	"maps"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"syscall"
@@ -31,7 +33,12 @@ type assignEnv struct {
 }
 
 func newAssignEnv(t *testing.T, newEnv newEnvFunc) *assignEnv {
-	e := newEnv(t, resctrlsim.Options{MBMAssign: resctrlsim.MBMAssignEvent, MBMCounters: 8, L3Domains: 2}, func(c *config.Config) {
+	return newAssignEnvOn(t, newEnv, resctrlsim.Options{MBMAssign: resctrlsim.MBMAssignEvent, MBMCounters: 8, L3Domains: 2})
+}
+
+// newAssignEnvOn is newAssignEnv on a kernel of the given options (8 counters a domain).
+func newAssignEnvOn(t *testing.T, newEnv newEnvFunc, o resctrlsim.Options) *assignEnv {
+	e := newEnv(t, o, func(c *config.Config) {
 		c.MBMAssignment = config.MBMAssignPolicy
 		c.MBMAssignmentHold = config.Duration(5 * time.Minute)
 		c.Retention = config.Duration(time.Hour)
@@ -156,6 +163,35 @@ func TestCounterPolicy(t *testing.T) {
 			t.Errorf("pod 4 ended: pods %v hold counters, want 3, 5 and one other", got)
 		}
 	})
+}
+
+// Arm MPAM's fixed mode (the simulator's MPAMFixed, fs/resctrl of Linux v7.2): mbm_assign_mode
+// lists only "[mbm_event]" and refuses a switch. The policy needs none: it reads the mode,
+// moves counters through mbm_L3_assignments as on ABMC, and meets no refusal (resctrl-mon
+// never writes mbm_assign_mode, mbm_assign_on_mkdir or event_filter). Simulator only: the
+// fake has no fixed mode.
+func TestCounterPolicyMPAMFixed(t *testing.T) {
+	t.Parallel()
+	a := newAssignEnvOn(t, newEnv, resctrlsim.Options{MPAMFixed: true, MBMCounters: 8, L3Domains: 2})
+	if got, err := os.ReadFile(filepath.Join(a.sim.Dir, "info/L3_MON/mbm_assign_mode")); err != nil || string(got) != "[mbm_event]\n" {
+		t.Fatalf("mbm_assign_mode %q, %v: not the fixed mode", got, err)
+	}
+	if got := a.holders(); !slices.Equal(got, []int{0, 1, 2}) {
+		t.Fatalf("after mkdir: pods %v hold counters, want the first three", got)
+	}
+	a.now = a.now.Add(6 * time.Minute)
+	a.sweep()
+	if got := a.holders(); !slices.Equal(got, []int{3, 4, 5}) {
+		t.Fatalf("past the hold time: pods %v hold counters, want those that asked (3, 4, 5)", got)
+	}
+	a.end(4, "c4")
+	a.sweep()
+	if got := a.holders(); len(got) != 3 || slices.Contains(got, 4) {
+		t.Errorf("pod 4 ended: pods %v hold counters, want three others", got)
+	}
+	if strings.Contains(a.log.String(), "refused") || strings.Contains(a.log.String(), "no longer mbm_event") {
+		t.Errorf("the policy met a refusal on a fixed-mode kernel:\n%s", a.log)
+	}
 }
 
 // A write the kernel refuses is logged with its reason and lost nothing: the next sweep

@@ -12,11 +12,12 @@ import (
 
 // ReadAssignment on each kind of kernel the simulator can be: before 6.18, 6.18 without
 // assignable counters, ABMC in default mode, ABMC in mbm_event mode with groups holding
-// counters.
+// counters, and Arm MPAM's fixed mbm_event mode.
 func TestReadAssignment(t *testing.T) {
 	t.Parallel()
 	for _, tc := range []struct {
 		assign          resctrlsim.MBMAssign
+		fixed           bool // Arm MPAM: mbm_assign_mode lists only "[mbm_event]"
 		mode            string
 		counters, avail map[string]int
 	}{
@@ -26,10 +27,16 @@ func TestReadAssignment(t *testing.T) {
 		// The root holds two counters a domain, the group two.
 		{assign: resctrlsim.MBMAssignEvent, mode: "mbm_event",
 			counters: map[string]int{"0": 6, "1": 6}, avail: map[string]int{"0": 2, "1": 2}},
+		{assign: resctrlsim.MBMAssignEvent, fixed: true, mode: "mbm_event",
+			counters: map[string]int{"0": 6, "1": 6}, avail: map[string]int{"0": 2, "1": 2}},
 	} {
-		t.Run(string(tc.assign), func(t *testing.T) {
+		name := string(tc.assign)
+		if tc.fixed {
+			name += "-mpam-fixed"
+		}
+		t.Run(name, func(t *testing.T) {
 			t.Parallel()
-			o := resctrlsim.Options{MBMAssign: tc.assign, L3Domains: 2}
+			o := resctrlsim.Options{MBMAssign: tc.assign, MPAMFixed: tc.fixed, L3Domains: 2}
 			if tc.assign == resctrlsim.MBMAssignEvent || tc.assign == resctrlsim.MBMAssignDefault {
 				o.MBMCounters = 6
 			}

@@ -311,6 +311,8 @@ func (m *model) renderAssignMode() string {
 	switch {
 	case !m.opts.MBMAssign.assignable():
 		return "[default]\n"
+	case m.assignModeFixed(): // the other mode is not listed (mpam.go)
+		return "[mbm_event]\n"
 	case m.assign.enabled:
 		return "[mbm_event]\ndefault\n"
 	}
@@ -386,6 +388,9 @@ func (m *model) writeAssignMode(data []byte) syscall.Errno {
 	m.lastCmd = "ok"
 	switch s {
 	case "default":
+		if errno, refused := m.refuseFixedSwitch(false); refused {
+			return errno
+		}
 		if m.opts.MBMAssign.assignable() {
 			m.setAssignMode(false)
 		}
@@ -394,6 +399,9 @@ func (m *model) writeAssignMode(data []byte) syscall.Errno {
 		if !m.opts.MBMAssign.assignable() {
 			m.lastCmd = "mbm_event mode is not supported"
 			return syscall.EINVAL
+		}
+		if errno, refused := m.refuseFixedSwitch(true); refused {
+			return errno
 		}
 		m.setAssignMode(true)
 		return 0

@@ -65,6 +65,10 @@ type Options struct {
 	// MBMCounters is info/L3_MON/num_mbm_cntrs, the assignable counters of each L3 domain,
 	// when MBMAssign is MBMAssignEvent or MBMAssignDefault. Zero means 32, as on AMD Zen 5.
 	MBMCounters int
+	// MPAMFixed is Arm MPAM's fixed counter assignment: mbm_event mode that cannot be switched
+	// (mbm_assign_mode lists only "[mbm_event]" and refuses "default"). It implies MBMAssign
+	// MBMAssignEvent and is refused with any other. See mpam.go.
+	MPAMFixed bool
 	// SettleInterval is how often the CPU time of every task is charged to its group even
 	// when nobody reads a counter, so a task that exits between reads is not lost. Zero
 	// means the default (250ms); negative disables the ticker.
@@ -122,6 +126,9 @@ func (o Options) withDefaults() Options {
 	}
 	if o.aet.events == nil && o.PerfPkgDomains > 0 {
 		o.aet.events = aetGroups["energy"]
+	}
+	if o.MPAMFixed && o.MBMAssign == MBMAssignAbsent {
+		o.MBMAssign = MBMAssignEvent
 	}
 	if o.MBMAssign.assignable() && o.MBMCounters == 0 {
 		o.MBMCounters = 32
@@ -191,6 +198,8 @@ func (o Options) validate() error {
 		return fmt.Errorf("mbm counters %d: must be 0..65536", o.MBMCounters)
 	case o.MBMCounters > 0 && !o.MBMAssign.assignable():
 		return fmt.Errorf("mbm counters %d: only with mbm assign %q or %q", o.MBMCounters, MBMAssignEvent, MBMAssignDefault)
+	case o.MPAMFixed && o.MBMAssign != MBMAssignEvent:
+		return fmt.Errorf("mpam fixed: only with mbm assign %q (MPAM's mode is fixed at mbm_event), not %q", MBMAssignEvent, o.MBMAssign)
 	case validateAET(o.AETGroups) != nil:
 		return validateAET(o.AETGroups)
 	case o.LimboTime < 0:

@@ -47,6 +47,12 @@ func renderAs(t *testing.T, release, namespace string, set ...string) map[string
 	for _, s := range set {
 		args = append(args, "--set", s)
 	}
+	return renderArgs(t, args...)
+}
+
+// renderArgs is `helm template` with these arguments, decoded by kind/name.
+func renderArgs(t *testing.T, args ...string) map[string]obj {
+	t.Helper()
 	out, err := helm(t, args...)
 	if err != nil {
 		t.Fatal(err)

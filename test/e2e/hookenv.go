@@ -306,7 +306,7 @@ func (e *HookEnv) CRIPlaced(c *CRI, id, group string) (placed int, tids []int) {
 
 // WantForkersPlaced wants group there and every task of each forker container (ids by
 // name) in it, and logs how many are: the forker makes 4 children and a grandchild and locks
-// 4 threads, at least 12 tasks.
+// 5 threads (7 with the main one and sysmon), at least 12 tasks.
 func (e *HookEnv) WantForkersPlaced(t *testing.T, c *CRI, group string, ids map[string]string) {
 	t.Helper()
 	if !e.Exists(group) {

@@ -21,14 +21,16 @@ import (
 
 // Binaries are the programs the tests run, set by BuildBinaries: the hook, the forking
 // workload, the no-op hook, the CLI, the hooks that put a container in a class and that
-// capture what a runtime sends, the runtime wrapper and a no-op one, and the NRI adapter and
-// a no-op NRI plugin.
+// capture what a runtime sends, the runtime wrapper and a no-op one, the NRI adapter and a
+// no-op NRI plugin, and the launcher that lets the real runc apply linux.intelRdt on the
+// simulator.
 var Binaries struct {
 	Dir                     string
 	Hook, Forker, Noop      string
 	CLI, ClassHook, Capture string
 	Wrapper, NoopWrapper    string
 	NRI, NoopNRI            string
+	RDTShim                 string
 }
 
 var (
@@ -43,6 +45,7 @@ var binaryPackages = map[*string]string{
 	&Binaries.CLI: "./cmd/resctrl-mon", &Binaries.ClassHook: "./test/e2e/classhook", &Binaries.Capture: "./test/e2e/capturehook",
 	&Binaries.Wrapper: "./cmd/resctrl-mon-runtime", &Binaries.NoopWrapper: "./test/e2e/noopwrapper",
 	&Binaries.NRI: "./cmd/resctrl-mon-nri", &Binaries.NoopNRI: "./test/e2e/noopnri",
+	&Binaries.RDTShim: "./test/e2e/rdtshim",
 }
 
 // BuildBinaries builds Binaries once per source tree, not once per test binary: `go test

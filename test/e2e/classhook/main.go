@@ -19,7 +19,17 @@
 // allocation (it wants CAT or MBA flags in /proc/cpuinfo and their info/ directories), and
 // crun 1.8 has no RDT support at all: every host that runs on the simulator.
 //
-// Usage: classhook [-monitoring] RESCTRL_ROOT, with the container's state on stdin.
+// With -inherit it stands in for the kernel, not the runtime, behind the real runc 1.5.1 run
+// through test/e2e/rdtshim: runc made the class and its group itself and wrote the pid of its
+// bootstrap process ("runc init" before nsexec) there, and the container's init, cloned
+// from it with CLONE_PARENT, inherited that group. The simulator learns a new task's group
+// from the proc connector's fork event, which names the creator's parent for CLONE_PARENT
+// (runc run, in the root), so it puts the init in the root. -inherit writes every thread
+// of the init where the kernel has them: runc's group <class>/mon_groups/<container id>
+// when runc made it, else the class. It makes nothing: a class runc did not make is an
+// error.
+//
+// Usage: classhook [-monitoring|-inherit] RESCTRL_ROOT, with the container's state on stdin.
 package main
 
 import (
@@ -44,11 +54,12 @@ func main() {
 
 func run(args []string) error {
 	monitoring := len(args) > 0 && args[0] == "-monitoring"
-	if monitoring {
+	inherit := len(args) > 0 && args[0] == "-inherit"
+	if monitoring || inherit {
 		args = args[1:]
 	}
 	if len(args) != 1 {
-		return fmt.Errorf("usage: classhook [-monitoring] RESCTRL_ROOT (state on stdin)")
+		return fmt.Errorf("usage: classhook [-monitoring|-inherit] RESCTRL_ROOT (state on stdin)")
 	}
 	root := args[0]
 	b, err := io.ReadAll(os.Stdin)
@@ -75,7 +86,7 @@ func run(args []string) error {
 	switch {
 	case clos == "." || clos == "..":
 		return fmt.Errorf("invalid intelRdt.ClosID %q", clos)
-	case clos == "/" && monitoring:
+	case clos == "/" && (monitoring || inherit):
 		clos = "" // the root class, by name
 	case strings.Contains(clos, "/"):
 		return fmt.Errorf("invalid intelRdt.ClosID %q", clos)
@@ -83,6 +94,9 @@ func run(args []string) error {
 		clos = st.ID
 	}
 	dir := filepath.Join(root, clos)
+	if inherit {
+		return inheritGroup(dir, st, rdt.EnableMonitoring)
+	}
 	if rdt.ClosID != "" && rdt.L3CacheSchema == "" && rdt.MemBwSchema == "" && len(rdt.Schemata) == 0 {
 		if _, err := os.Stat(dir); err != nil {
 			return fmt.Errorf("clos dir not accessible (must be pre-created when l3CacheSchema and memBwSchema are empty): %w", err)
@@ -104,4 +118,31 @@ func run(args []string) error {
 		return err
 	}
 	return os.WriteFile(filepath.Join(mon, "tasks"), pid, 0)
+}
+
+// inheritGroup writes every thread of the container's init into the group runc put its
+// bootstrap process in (see -inherit): through the class, as a thread joins a monitoring
+// group only from its parent class.
+func inheritGroup(class string, st specs.State, monitoring bool) error {
+	if _, err := os.Stat(class); err != nil {
+		return fmt.Errorf("-inherit: runc made no class: %w", err)
+	}
+	dirs := []string{class}
+	if mon := filepath.Join(class, "mon_groups", st.ID); monitoring {
+		if _, err := os.Stat(mon); err == nil {
+			dirs = append(dirs, mon)
+		}
+	}
+	tasks, err := os.ReadDir(fmt.Sprintf("/proc/%d/task", st.Pid))
+	if err != nil {
+		return err
+	}
+	for _, dir := range dirs {
+		for _, t := range tasks {
+			if err := os.WriteFile(filepath.Join(dir, "tasks"), []byte(t.Name()), 0); err != nil {
+				return fmt.Errorf("-inherit: thread %s into %s: %w", t.Name(), dir, err)
+			}
+		}
+	}
+	return nil
 }

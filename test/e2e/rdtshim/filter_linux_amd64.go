@@ -56,7 +56,7 @@ func resctrlAtSysFs(sim string) error {
 		if err != nil {
 			return fmt.Errorf("open /sys/fs: %w", err)
 		}
-		defer unix.Close(old)
+		defer func() { _ = unix.Close(old) }()
 		if err := unix.Mount("tmpfs", "/sys/fs", "tmpfs", unix.MS_NOSUID|unix.MS_NODEV|unix.MS_NOEXEC, "mode=755"); err != nil {
 			return fmt.Errorf("tmpfs on /sys/fs: %w", err)
 		}

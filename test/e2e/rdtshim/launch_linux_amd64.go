@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"strconv"
 	"syscall"
 
@@ -62,7 +63,11 @@ func launch(args []string) (int, error) {
 	stage.Env = append(os.Environ(), envStage+"=filter")
 	stage.Stdin, stage.Stdout, stage.Stderr = os.Stdin, os.Stdout, os.Stderr
 	stage.ExtraFiles = []*os.File{filterEnd}
-	stage.SysProcAttr = &syscall.SysProcAttr{Unshareflags: unix.CLONE_NEWNS}
+	// A launcher killed (a test's timeout) takes runc with it, not leaving it running. The
+	// signal is sent when the thread that started the child ends: this one is locked to
+	// it, and the process ends with it.
+	runtime.LockOSThread()
+	stage.SysProcAttr = &syscall.SysProcAttr{Unshareflags: unix.CLONE_NEWNS, Pdeathsig: syscall.SIGKILL}
 	if err := stage.Start(); err != nil {
 		return 0, fmt.Errorf("start filter stage: %w", err)
 	}

@@ -69,6 +69,9 @@ func main() {
 	default:
 		err = fmt.Errorf("unknown %s=%q", envStage, stage)
 	}
+	if err == nil {
+		os.Exit(0)
+	}
 	fmt.Fprintln(os.Stderr, "rdtshim:", err)
 	os.Exit(125)
 }

@@ -39,7 +39,8 @@ type seccompNotifResp struct {
 // supervise receives the listener from the filter stage on fd 3 and answers the statfs
 // calls of every task under the filter until none is left.
 func supervise() error {
-	defer os.Remove(filepath.Join(os.Getenv(envDir), "supervisor-"+strconv.Itoa(os.Getpid())))
+	pidFile := filepath.Join(os.Getenv(envDir), "supervisor-"+strconv.Itoa(os.Getpid()))
+	defer func() { _ = os.Remove(pidFile) }()
 	lf, err := os.OpenFile(filepath.Join(os.Getenv(envDir), "supervisor.log"), os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o644)
 	if err != nil {
 		return err
@@ -78,7 +79,7 @@ func supervise() error {
 
 // receiveListener reads the listener's descriptor from fd 3; -1 at end of file.
 func receiveListener() (int, error) {
-	defer unix.Close(3)
+	defer func() { _ = unix.Close(3) }()
 	oob := make([]byte, unix.CmsgSpace(4))
 	n, oobn, _, _, err := unix.Recvmsg(3, make([]byte, 1), oob, unix.MSG_CMSG_CLOEXEC)
 	if err != nil {

@@ -66,8 +66,12 @@ func supervise() error {
 			return err
 		}
 		if fds[0].Revents&unix.POLLIN != 0 {
+			// A listener that fails otherwise than for a caller gone would fail again at
+			// once: the supervisor ends, and the calls under the filter fail (ENOSYS)
+			// loudly rather than spin here.
 			if err := answer(listener, logger); err != nil {
 				logger.Print(err)
+				return err
 			}
 			continue
 		}

@@ -46,6 +46,9 @@ type ContainerdOptions struct {
 	Rootfs string
 	// Config is more TOML appended to the configuration.
 	Config string
+	// Runc is the runc runtime's BinaryName (what containerd-shim-runc-v2 runs as runc): the
+	// system's runc when empty; RDTRunc.Wrapper for the real runc 1.5.1 through rdtshim.
+	Runc string
 }
 
 // StartContainerd starts containerd, imports TestImage into its k8s.io namespace and waits
@@ -56,6 +59,9 @@ type ContainerdOptions struct {
 func StartContainerd(t testing.TB, o ContainerdOptions) *Containerd {
 	t.Helper()
 	bin, crictl, runc := criPrerequisites(t, "containerd")
+	if o.Runc != "" {
+		runc = o.Runc
+	}
 	rootfs := o.Rootfs
 	if rootfs == "" {
 		rootfs = Rootfs(t, nil)

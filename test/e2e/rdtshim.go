@@ -104,3 +104,21 @@ func (r *RDTRunc) Log() string {
 func (r *RDTRunc) Faked() int {
 	return strings.Count(r.Log(), "answered as resctrl")
 }
+
+// Wrapper writes, once, an executable script that runs this runc through the shim with the
+// shim's environment, and returns its path: a runtime that takes a runc binary and no
+// environment for it (containerd's runc runtime, BinaryName) runs the real runc 1.5.1 on
+// the simulator through it.
+func (r *RDTRunc) Wrapper(t testing.TB) string {
+	t.Helper()
+	path := filepath.Join(r.Dir, "runc")
+	script := "#!/bin/sh\nexec env"
+	for _, kv := range r.Env {
+		script += " " + shellQuote(kv)
+	}
+	script += " " + shellQuote(r.Bin) + " \"$@\"\n"
+	if err := os.WriteFile(path, []byte(script), 0o755); err != nil {
+		t.Fatalf("e2e: rdtshim wrapper: %v", err)
+	}
+	return path
+}

@@ -87,7 +87,7 @@ func StartContainerd(t testing.TB, o ContainerdOptions) *Containerd {
 	}
 
 	c.CRI = newCRI(t, crictl, "unix://"+c.Socket, base)
-	t.Cleanup(func() { c.cleanLeftovers(t, c.Dir, c.RuncRoot) })
+	t.Cleanup(func() { c.cleanLeftovers(t, c.Dir, c.RuncRoot, runc) })
 	// containerd finds its shim on PATH.
 	d, err := startDaemon("containerd", c.Log, daemonEnv(bin), filepath.Join(bin, "containerd"), "--config", c.Config)
 	if err != nil {

@@ -263,13 +263,13 @@ func (c *CRI) RunContainer(p *Pod, image string, s ContainerSpec) (string, error
 }
 
 // cleanLeftovers kills what the daemon under dir left running (processes naming dir: shims,
-// conmon), deletes the containers under runcRoot, removes what it left mounted under dir and
-// the pods' cgroups.
-func (c *CRI) cleanLeftovers(t testing.TB, dir, runcRoot string) {
+// conmon), deletes the containers under runcRoot with runc (PATH's when empty), removes what
+// it left mounted under dir and the pods' cgroups.
+func (c *CRI) cleanLeftovers(t testing.TB, dir, runcRoot, runc string) {
 	if err := killMentioning(dir); err != nil {
 		t.Errorf("e2e: cleanup: %v", err)
 	}
-	if err := deleteRuncContainers(runcRoot); err != nil {
+	if err := deleteRuncContainers(runcRoot, runc); err != nil {
 		t.Errorf("e2e: cleanup: %v", err)
 	}
 	if err := unmountUnder(dir); err != nil {

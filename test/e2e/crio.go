@@ -104,7 +104,7 @@ func StartCRIO(t testing.TB, o CRIOOptions) *CRIO {
 	c.args = []string{"--config", c.Config, "--config-dir", filepath.Join(base, "conf.d")}
 	c.env = daemonEnv(crioBin)
 	// Cleanups run in reverse: pods first, then the daemon, then what is left, then base.
-	t.Cleanup(func() { c.cleanLeftovers(t, c.Dir, c.RuncRoot) })
+	t.Cleanup(func() { c.cleanLeftovers(t, c.Dir, c.RuncRoot, "") })
 	t.Cleanup(func() {
 		if c.d == nil {
 			return

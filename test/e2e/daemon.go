@@ -274,8 +274,9 @@ func removeCgroup(path string) error {
 }
 
 // deleteRuncContainers force-deletes every container in a private runc root (its
-// directories are the container IDs): those a daemon's cleanup could not remove.
-func deleteRuncContainers(root string) error {
+// directories are the container IDs): those a daemon's cleanup could not remove. runc is
+// the runc that made them (its state is that version's); PATH's when empty.
+func deleteRuncContainers(root, runc string) error {
 	entries, err := os.ReadDir(root)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil
@@ -283,9 +284,10 @@ func deleteRuncContainers(root string) error {
 	if err != nil {
 		return fmt.Errorf("list runc containers: %w", err)
 	}
-	runc, err := exec.LookPath("runc")
-	if err != nil {
-		runc = "/usr/sbin/runc"
+	if runc == "" {
+		if runc, err = exec.LookPath("runc"); err != nil {
+			runc = "/usr/sbin/runc"
+		}
 	}
 	var errs []error
 	for _, e := range entries {

@@ -79,3 +79,55 @@ func TestNRIContainerdRealRunc(t *testing.T) {
 		})
 	}
 }
+
+// TestNRIContainerdRealRuncWithoutClosID: the plugin sets enableMonitoring and no closID, so
+// the real runc 1.5.1 makes a class per container, named by its id, with its group
+// <id>/mon_groups/<id>: the adapter places the pod's first container in
+// <id>/mon_groups/<uid> and removes runc's group. The pod's second container is in a class
+// of its own and is refused (fail-closed: containerd does not start it): one group cannot
+// span classes. After the pod nothing of resctrl-mon's is left; the classes are runc's, and
+// runc 1.5.1's delete (containerd's shim calls it in a process of its own) leaves them.
+func TestNRIContainerdRealRuncWithoutClosID(t *testing.T) {
+	t.Parallel()
+	e := e2e.NewHookEnv(t, resctrlsim.Options{}, "retention: 0s\nfailurePolicy: closed\n")
+	r := e2e.NewRDTRunc(t, e.Sim.Dir)
+	ctrd := e2e.StartContainerd(t, e2e.ContainerdOptions{Rootfs: e.Rootfs, Runc: r.Wrapper(t)})
+	e2e.StartRDTPlugin(t, ctrd.NRISocket, "",
+		specs.Hook{Path: e2e.Binaries.ClassHook, Args: []string{"classhook", "-inherit", e.Sim.Dir}, Timeout: e2e.IntPtr(10)})
+	e2e.StartAdapter(t, e, ctrd.NRISocket)
+
+	pod, err := ctrd.RunPod(e2e.PodSpec{Name: "realrunc", Namespace: "e2e", UID: e2e.PodUIDA, Kubelet: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ids := e2e.RunForkers(t, e, ctrd.CRI, pod, "app")
+	id := ids["app"]
+	group, own := id+"/mon_groups/"+e2e.PodUIDA, id+"/mon_groups/"+id
+	e.WantForkersPlaced(t, ctrd.CRI, group, ids)
+	if e.Exists(own) {
+		t.Errorf("runc's own group %s is still there after the adapter placed it\n%s", own, e.Log())
+	}
+	if n := e.LogLines("msg=placed", "event=StartContainer", "id="+id, "outcome=created", "group="+group, "the runtime's group "+own+" removed"); n != 1 {
+		t.Errorf("%d log lines of the placement saying runc's group %s was removed, want 1:\n%s", n, own, e.Log())
+	}
+
+	second, err := ctrd.RunContainer(pod, e2e.TestImage, e2e.ContainerSpec{Name: "sidecar", Command: []string{"forker"}})
+	if err == nil {
+		t.Fatalf("a second container of the pod in a class of its own started; want it refused (fail-closed)\n%s", e.Log())
+	}
+	t.Logf("the second container: %v", err)
+	if n := e.LogLines("event=StartContainer", "id="+second, "a group cannot span classes"); n != 1 {
+		t.Errorf("the second container's start failed (%v), but not for the class: %d log lines of the refusal\n%s", err, n, e.Log())
+	}
+
+	e.EndCRIPod(t, ctrd.CRI, pod.ID, group)
+	for _, class := range []string{id, second} {
+		if !e.Exists(class) {
+			t.Errorf("the class %s is gone: runc 1.5.1's delete leaves it (did runc change?)", class)
+			continue
+		}
+		if es, err := os.ReadDir(filepath.Join(e.Sim.Dir, class, "mon_groups")); err != nil || len(es) != 0 {
+			t.Errorf("%s/mon_groups holds %v (%v) after the pod, want nothing", class, es, err)
+		}
+	}
+}

@@ -27,19 +27,20 @@ const (
 // TestKubernetesUpgradeFromPreviousRelease: `helm upgrade` from release 0.1.0 to this tree, and
 // `helm rollback` to 0.1.0, while forking pods run and new pods start during each rollover:
 // every pod keeps its group, its RMID and its life, every task of every pod is placed, and no
-// group outlives its pod.
+// group outlives its pod. On containerd in mode nri, then on CRI-O in mode hooks.
 func TestKubernetesUpgradeFromPreviousRelease(t *testing.T) {
-	runUpgradeFromPrevious(t, "containerd", "nri")
-}
-
-func runUpgradeFromPrevious(t *testing.T, runtime, mode string) {
 	buildImages(t)
 	prevImage, prevChart := buildPrevious(t)
 	reg := registrytest.Start(t)
 	// As released: the chart's own version, the image under the release's tag.
 	publishChart(t, reg.Addr, prevChart, prevImage, previousVersion, previousVersion)
 	publish(t, reg.Addr, images.test1, "test1")
-	s := newScenario(t, runtime, mode, reg.Addr)
+	t.Run("containerd-nri", func(t *testing.T) { upgradeFromPrevious(t, "containerd", "nri", reg.Addr) })
+	t.Run("crio-hooks", func(t *testing.T) { upgradeFromPrevious(t, "crio", "hooks", reg.Addr) })
+}
+
+func upgradeFromPrevious(t *testing.T, runtime, mode, registry string) {
+	s := newScenario(t, runtime, mode, registry)
 
 	// The scenario's values are ones 0.1.0's chart accepts too (its values.schema.json):
 	// every key they set was already there.

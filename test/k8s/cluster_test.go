@@ -83,13 +83,7 @@ func runScenario(t *testing.T, runtime, mode string) {
 	reg := registrytest.Start(t)
 	publish(t, reg.Addr, images.test1, "test1")
 	publish(t, reg.Addr, images.test2, "test2")
-	sim := resctrlsim.MountT(t, resctrlsim.Options{NumRMIDs: 64})
-	c := StartCluster(t, runtime, ClusterOptions{Forker: images.forker, Registry: reg.Addr})
-	s := &scenario{Cluster: c, mode: mode, sim: sim, state: filepath.Join(c.Work, "state"), registry: reg.Addr}
-	host := filepath.Join(c.Work, "host")
-	s.hookPath = filepath.Join(host, "libexec", "resctrl-mon-hook")
-	s.hooksDir = filepath.Join(c.Work, "o", "hooks.d")
-	s.hookConfig = c.WrapperConfig()
+	s := newScenario(t, runtime, mode, reg.Addr)
 
 	s.podSecurity()
 	s.install("test1")
@@ -107,6 +101,19 @@ func runScenario(t *testing.T, runtime, mode string) {
 	s.restarts(wl)
 	s.gracefulDeletion(wl)
 	s.uninstall(wl)
+}
+
+// newScenario mounts the resctrl simulator and starts a cluster on runtime whose node pulls
+// from registry, the chart to be installed in mode.
+func newScenario(t *testing.T, runtime, mode, registry string) *scenario {
+	sim := resctrlsim.MountT(t, resctrlsim.Options{NumRMIDs: 64})
+	c := StartCluster(t, runtime, ClusterOptions{Forker: images.forker, Registry: registry})
+	s := &scenario{Cluster: c, mode: mode, sim: sim, state: filepath.Join(c.Work, "state"), registry: registry}
+	host := filepath.Join(c.Work, "host")
+	s.hookPath = filepath.Join(host, "libexec", "resctrl-mon-hook")
+	s.hooksDir = filepath.Join(c.Work, "o", "hooks.d")
+	s.hookConfig = c.WrapperConfig()
+	return s
 }
 
 // values are the chart's values for this node. Everything else is the chart's default; each
@@ -190,15 +197,18 @@ func (s *scenario) writeValues(tag string) string {
 	return p
 }
 
-func (s *scenario) install(tag string) {
+func (s *scenario) install(tag string) { s.installVersion(chartVersion(tag), tag) }
+
+// installVersion installs the chart published as version (values file named after tag).
+func (s *scenario) installVersion(version, tag string) {
 	t := s.t
 	start := time.Now()
 	// As an operator installs a release: the chart from the registry, the image pulled by
 	// the node's runtime (nothing was loaded into it).
-	s.Helm("install", release, chartRef(s.registry), "--version", chartVersion(tag), "--plain-http",
+	s.Helm("install", release, chartRef(s.registry), "--version", version, "--plain-http",
 		"--namespace", namespace, "--create-namespace", "-f", s.writeValues(tag), "--wait", "--timeout", "120s")
 	s.Kubectl("-n", namespace, "rollout", "status", "ds/"+daemonSet, "--timeout=120s")
-	t.Logf("helm install (%s, %s): DaemonSet Ready in %s", s.mode, s.Runtime, time.Since(start).Round(100*time.Millisecond))
+	t.Logf("helm install %s (%s, %s): DaemonSet Ready in %s", version, s.mode, s.Runtime, time.Since(start).Round(100*time.Millisecond))
 	var want []string
 	if s.mode == "hooks" || s.wrapper() {
 		want = []string{s.hookPath, s.hookConfig}

@@ -67,6 +67,8 @@ type Pod struct {
 	Name, Namespace, UID string
 	Annotations          map[string]string
 	Containers           []ContainerStatus
+	// Terminating: the pod is being deleted (its deletionTimestamp is set).
+	Terminating bool
 }
 
 // ContainerStatus is a container's part of a pod's status.
@@ -126,7 +128,8 @@ func parsePod(b []byte) (Pod, error) {
 	if err := json.Unmarshal(b, &raw); err != nil {
 		return Pod{}, fmt.Errorf("pod JSON: %w", err)
 	}
-	p := Pod{Name: raw.Metadata.Name, Namespace: raw.Metadata.Namespace, UID: raw.Metadata.UID, Annotations: raw.Metadata.Annotations}
+	p := Pod{Name: raw.Metadata.Name, Namespace: raw.Metadata.Namespace, UID: raw.Metadata.UID, Annotations: raw.Metadata.Annotations,
+		Terminating: raw.Metadata.DeletionTimestamp != nil}
 	for _, cs := range raw.Status.ContainerStatuses {
 		_, id, _ := strings.Cut(cs.ContainerID, "://")
 		_, running := cs.State["running"]

@@ -21,22 +21,29 @@ func chartRef(registry string) string { return "oci://" + registry + "/charts/re
 // imageRepository is where the node pulls the image from.
 func imageRepository(registry string) string { return registry + "/resctrl-mon" }
 
-// publish pushes the image archive under tag, and the chart packaged with appVersion tag
-// (so its default image is that tag), into the plain-HTTP registry on loopback: what `make
-// push` does with a release.
+// publish pushes the image archive under tag, and this tree's chart packaged with appVersion
+// tag (so its default image is that tag) as chartVersion(tag), into the plain-HTTP registry on
+// loopback: what `make push` does with a release.
 func publish(t *testing.T, registry, archive, tag string) {
+	t.Helper()
+	publishChart(t, registry, chartDir(t), archive, tag, chartVersion(tag))
+}
+
+// publishChart is publish of any chart directory (another release's tree too) as chart
+// version version.
+func publishChart(t *testing.T, registry, chart, archive, tag, version string) {
 	t.Helper()
 	dest := fmt.Sprintf("docker://%s:%s", imageRepository(registry), tag)
 	if out, err := exec.Command("skopeo", "copy", "--quiet", "--dest-tls-verify=false", "oci-archive:"+archive, dest).CombinedOutput(); err != nil {
 		t.Fatalf("skopeo copy %s %s: %v\n%s", archive, dest, err, out)
 	}
 	dir := t.TempDir()
-	if out, err := helm(t, "package", chartDir(t), "--version", chartVersion(tag), "--app-version", tag, "--destination", dir); err != nil {
+	if out, err := helm(t, "package", chart, "--version", version, "--app-version", tag, "--destination", dir); err != nil {
 		t.Fatalf("%v\n%s", err, out)
 	}
-	pkg := filepath.Join(dir, "resctrl-mon-"+chartVersion(tag)+".tgz")
+	pkg := filepath.Join(dir, "resctrl-mon-"+version+".tgz")
 	if out, err := helm(t, "push", pkg, "oci://"+registry+"/charts", "--plain-http"); err != nil {
 		t.Fatalf("%v\n%s", err, out)
 	}
-	t.Logf("published %s and chart %s %s", strings.TrimPrefix(dest, "docker://"), chartRef(registry), chartVersion(tag))
+	t.Logf("published %s and chart %s %s", strings.TrimPrefix(dest, "docker://"), chartRef(registry), version)
 }

@@ -23,7 +23,7 @@ var ErrStuck = errors.New("resctrl did not answer in time")
 // holding its P; if the child hangs, they stay with it, and anything that stops the world
 // waits for it for good. So NewCalls turns the garbage collector off (its memory limit too:
 // GOMEMLIMIT starts a collection of its own), waits out a cycle already under way, and
-// keeps at least two Ps. The process must not stop the world itself while a child runs
+// keeps at least three Ps. The process must not stop the world itself while a child runs
 // (runtime.GC, debug.FreeOSMemory, runtime.ReadMemStats, a stack dump of every goroutine, a
 // profile, GOMAXPROCS), and one whose child hung must end soon: it is meant for a
 // short-lived one, the OCI hook, one Calls at a time (each running child holds a P:

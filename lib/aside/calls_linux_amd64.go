@@ -14,20 +14,22 @@ import (
 )
 
 // NewCalls returns Calls for this process, turning the garbage collector off, its memory
-// limit with it, and fixing at least two Ps until Close (see Calls): GOMAXPROCS set by hand
+// limit with it, and fixing at least three Ps until Close (see Calls): GOMAXPROCS set by hand
 // is no longer changed by the runtime when its cgroup's CPU limit changes, which would stop
 // the world too.
 func NewCalls() (*Calls, error) {
 	// The memory limit first: with it, GOMEMLIMIT would start a collection although the
 	// collector is off.
 	c := &Calls{memLimit: debug.SetMemoryLimit(math.MaxInt64), gcPercent: debug.SetGCPercent(-1), procs: runtime.GOMAXPROCS(0)}
-	runtime.GOMAXPROCS(max(2, c.procs))
 	// SetGCPercent waits for a cycle's marking, not for its end: its last step, once the
 	// world runs again, has every P flush its caches, and would wait on a P inside vfork.
-	// The cycle holds the world's lock until then; a read of the memory statistics takes
-	// it (a stop of the world, microseconds), so it returns once no cycle is left.
-	var ms runtime.MemStats
-	runtime.ReadMemStats(&ms)
+	// A change of GOMAXPROCS takes the collector's own lock, which a cycle holds from its
+	// start to that very end (runtime.stopTheWorldGC), so it returns once no cycle is left.
+	// A change: the same count stops nothing. One P more than the two needed is also a
+	// spare for the process's goroutines while a child's thread holds one. (A read of the
+	// memory statistics waited too, but only for the world's lock, which a cycle lets go
+	// while it marks, and it cost the hook a few hundred microseconds: docs/benchmarks.md.)
+	runtime.GOMAXPROCS(max(2, c.procs) + 1)
 	return c, nil
 }
 

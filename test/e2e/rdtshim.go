@@ -122,3 +122,23 @@ func (r *RDTRunc) Wrapper(t testing.TB) string {
 	}
 	return path
 }
+
+// RDTClass is a class the real runc's tests place a pod in: its closID in the spec, and its
+// directory below the resctrl root as a prefix of group paths ("" for the root).
+type RDTClass struct{ Name, ClosID, Dir string }
+
+// RDTClasses are "gold", made before the containers, and the root by name ("/", runtime-spec
+// 1.3).
+var RDTClasses = []RDTClass{{"gold", "gold", "gold/"}, {"root", "/", ""}}
+
+// MakeClass makes c's directory on e's simulator, as an admin would before its containers;
+// the root is there already.
+func (e *HookEnv) MakeClass(t testing.TB, c RDTClass) {
+	t.Helper()
+	if c.Dir == "" {
+		return
+	}
+	if err := os.Mkdir(filepath.Join(e.Sim.Dir, c.Dir), 0o755); err != nil {
+		t.Fatal(err)
+	}
+}

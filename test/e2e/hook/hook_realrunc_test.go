@@ -102,19 +102,15 @@ func realRuncHooks(e *e2e.HookEnv) *specs.Hooks {
 // of each and says so; after the deletes nothing of the pod is left. The classes: "gold"
 // (made before), and the root by name ("/", runtime-spec 1.3).
 func TestHookRealRuncRemovesItsGroup(t *testing.T) {
-	for _, c := range []struct{ name, closID, class string }{{"gold", "gold", "gold/"}, {"root", "/", ""}} {
-		t.Run(c.name, func(t *testing.T) {
+	for _, c := range e2e.RDTClasses {
+		t.Run(c.Name, func(t *testing.T) {
 			t.Parallel()
 			e := e2e.NewHookEnv(t, resctrlsim.Options{}, "retention: 0s\nfailurePolicy: closed\n")
-			if c.class != "" {
-				if err := os.Mkdir(filepath.Join(e.Sim.Dir, c.class), 0o755); err != nil {
-					t.Fatal(err)
-				}
-			}
+			e.MakeClass(t, c)
 			r := e2e.NewRDTRunc(t, e.Sim.Dir)
-			group := c.class + "mon_groups/" + e2e.PodUIDA
+			group := c.Dir + "mon_groups/" + e2e.PodUIDA
 			for i, id := range []string{"realrunc-first", "realrunc-second"} {
-				rdt := specs.LinuxIntelRdt{ClosID: c.closID, EnableMonitoring: true}
+				rdt := specs.LinuxIntelRdt{ClosID: c.ClosID, EnableMonitoring: true}
 				b := e2e.NewBundle(t, e.Rootfs, e2e.BundleOptions{Args: []string{"forker"}, IntelRdt: &rdt,
 					Annotations: e2e.CRIOPod(e2e.PodUIDA, e2e.SandboxOf('a'), fmt.Sprintf("app%d", i)), Hooks: realRuncHooks(e)})
 				if err := r.Run(id, b); err != nil {
@@ -124,7 +120,7 @@ func TestHookRealRuncRemovesItsGroup(t *testing.T) {
 				if missing, total := e.Outside(r.Runtime, id, group); missing != 0 || total < 12 {
 					t.Errorf("%s: %d of %d tasks outside %s\n%s", id, missing, total, group, e.Log())
 				}
-				own := c.class + "mon_groups/" + id
+				own := c.Dir + "mon_groups/" + id
 				if e.Exists(own) {
 					t.Errorf("%s: runc's own group %s is still there after the hook\n%s", id, own, e.Log())
 				}
@@ -138,8 +134,8 @@ func TestHookRealRuncRemovesItsGroup(t *testing.T) {
 					t.Fatal(err)
 				}
 			}
-			if es, err := os.ReadDir(filepath.Join(e.Sim.Dir, c.class, "mon_groups")); err != nil || len(es) != 0 {
-				t.Errorf("%smon_groups holds %v (%v), want nothing", c.class, es, err)
+			if es, err := os.ReadDir(filepath.Join(e.Sim.Dir, c.Dir, "mon_groups")); err != nil || len(es) != 0 {
+				t.Errorf("%smon_groups holds %v (%v), want nothing", c.Dir, es, err)
 			}
 			if recs := e.Records(); len(recs) != 0 {
 				t.Errorf("registry entries left: %+v", recs)

@@ -24,23 +24,19 @@ import (
 // plugin adds `classhook -inherit` as the first createRuntime hook, standing in for the
 // kernel, as the OCI hook tests with the real runc do.
 func TestNRIContainerdRealRunc(t *testing.T) {
-	for _, c := range []struct{ name, closID, class string }{{"gold", "gold", "gold/"}, {"root", "/", ""}} {
-		t.Run(c.name, func(t *testing.T) {
+	for _, c := range e2e.RDTClasses {
+		t.Run(c.Name, func(t *testing.T) {
 			t.Parallel()
 			e := e2e.NewHookEnv(t, resctrlsim.Options{}, "retention: 0s\nfailurePolicy: closed\n")
-			if c.class != "" {
-				if err := os.Mkdir(filepath.Join(e.Sim.Dir, c.class), 0o755); err != nil {
-					t.Fatal(err)
-				}
-			}
+			e.MakeClass(t, c)
 			// Before containerd: its check that no supervisor of the shim outlived the
 			// containers runs after containerd's cleanup has removed them.
 			r := e2e.NewRDTRunc(t, e.Sim.Dir)
 			ctrd := e2e.StartContainerd(t, e2e.ContainerdOptions{Rootfs: e.Rootfs, Runc: r.Wrapper(t)})
-			e2e.StartRDTPlugin(t, ctrd.NRISocket, c.closID,
+			e2e.StartRDTPlugin(t, ctrd.NRISocket, c.ClosID,
 				specs.Hook{Path: e2e.Binaries.ClassHook, Args: []string{"classhook", "-inherit", e.Sim.Dir}, Timeout: e2e.IntPtr(10)})
 			e2e.StartAdapter(t, e, ctrd.NRISocket)
-			group := c.class + "mon_groups/" + e2e.PodUIDA
+			group := c.Dir + "mon_groups/" + e2e.PodUIDA
 
 			pod, err := ctrd.RunPod(e2e.PodSpec{Name: "realrunc", Namespace: "e2e", UID: e2e.PodUIDA, Kubelet: true})
 			if err != nil {
@@ -53,8 +49,8 @@ func TestNRIContainerdRealRunc(t *testing.T) {
 				// What runc was given: the plugin's linux.intelRdt, through containerd.
 				if _, spec, err := ctrd.BundleSpec(id); err != nil {
 					t.Fatal(err)
-				} else if rdt := spec.Linux.IntelRdt; rdt == nil || !rdt.EnableMonitoring || rdt.ClosID != c.closID {
-					t.Fatalf("%s: the spec's linux.intelRdt is %+v, want closID %q with enableMonitoring", name, rdt, c.closID)
+				} else if rdt := spec.Linux.IntelRdt; rdt == nil || !rdt.EnableMonitoring || rdt.ClosID != c.ClosID {
+					t.Fatalf("%s: the spec's linux.intelRdt is %+v, want closID %q with enableMonitoring", name, rdt, c.ClosID)
 				}
 				// runc applied it on the simulator (its statfs of /sys/fs/resctrl was
 				// answered), not ignored it.
@@ -62,7 +58,7 @@ func TestNRIContainerdRealRunc(t *testing.T) {
 					t.Errorf("%s: runc never looked at /sys/fs/resctrl through the shim:\n%s", name, r.Log())
 				}
 				e.WantForkersPlaced(t, ctrd.CRI, group, ids)
-				own := c.class + "mon_groups/" + id
+				own := c.Dir + "mon_groups/" + id
 				if e.Exists(own) {
 					t.Errorf("%s: runc's own group %s is still there after the adapter placed it\n%s", name, own, e.Log())
 				}
@@ -73,8 +69,8 @@ func TestNRIContainerdRealRunc(t *testing.T) {
 			}
 
 			e.EndCRIPod(t, ctrd.CRI, pod.ID, group)
-			if es, err := os.ReadDir(filepath.Join(e.Sim.Dir, c.class, "mon_groups")); err != nil || len(es) != 0 {
-				t.Errorf("%smon_groups holds %v (%v) after the pod, want nothing", c.class, es, err)
+			if es, err := os.ReadDir(filepath.Join(e.Sim.Dir, c.Dir, "mon_groups")); err != nil || len(es) != 0 {
+				t.Errorf("%smon_groups holds %v (%v) after the pod, want nothing", c.Dir, es, err)
 			}
 		})
 	}

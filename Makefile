@@ -31,8 +31,8 @@ GO        ?= go
 GOBIN     := $(shell $(GO) env GOPATH)/bin
 GOLANGCI  := github.com/golangci/golangci-lint/v2/cmd/golangci-lint@v2.15.0
 BIN       := bin
-# urfave/cli's man-page support pulls in a markdown library whose init costs the hook ~5 ms
-# on every call; the binaries do not need it.
+# urfave/cli's man-page support pulls in a markdown library whose init runs on every call of
+# the hook (its cost: docs/benchmarks.md); the binaries do not need it.
 TAGS      := -tags urfave_cli_no_docs
 # The version the binaries (`resctrl-mon --version`), the image (its tag and
 # org.opencontainers.image.version), the chart and the release's file names carry: the
@@ -64,11 +64,11 @@ deps:
 	@bash test/deps.sh
 
 # CRI-O, containerd and crictl for the end-to-end tests, built from the Go module proxy into
-# /var/cache/resctrl-mon-test (RESCTRLMON_TEST_CACHE) once: ~10 minutes on a fresh 2-core
-# machine, nothing when they are there. The tests never build them (go test would time out).
-# The one-node Kubernetes of test/k8s (kubelet, control plane, kubectl, etcd, helm, CNI's
-# loopback, and a Prometheus with Kubernetes service discovery, which Debian's lacks) comes
-# the same way: ~20 more minutes the first time.
+# /var/cache/resctrl-mon-test (RESCTRLMON_TEST_CACHE) once, nothing when they are there (how
+# long the first build takes: test/README.md). The tests never build them (go test would
+# time out). The one-node Kubernetes of test/k8s (kubelet, control plane, kubectl, etcd,
+# helm, CNI's loopback, and a Prometheus with Kubernetes service discovery, which Debian's
+# lacks), runc 1.5.1 and the Prometheus Operator come the same way.
 runtimes: deps
 	@for r in crictl crio containerd runc helm cni etcd kubernetes prometheus prometheus-operator; do bash test/runtimes/$$r.sh >/dev/null || exit 1; done
 

@@ -6,8 +6,8 @@
 // The runtime waits for this process before the container may run, so its start-up is on
 // every container's critical path. That is why its two arguments are parsed with the standard
 // library's flag package: urfave/cli (which the resctrl-mon CLI uses, with the same flags)
-// costs this process 1.5–2 ms per call, where the whole hook may add about 4.5 ms to a no-op
-// one (docs/benchmarks.md).
+// would cost every call a good share of what the whole hook adds to a no-op one
+// (docs/benchmarks.md).
 package main
 
 import (

@@ -32,7 +32,8 @@ GOBIN     := $(shell $(GO) env GOPATH)/bin
 GOLANGCI  := github.com/golangci/golangci-lint/v2/cmd/golangci-lint@v2.15.0
 BIN       := bin
 # urfave/cli's man-page support pulls in a markdown library whose init runs on every call of
-# the hook (its cost: docs/benchmarks.md); the binaries do not need it.
+# the hook (its cost: docs/benchmarks.md); the binaries do not need it. No go test needs the
+# tag: the binaries the tests run are built with it by the tests (test/e2e/binaries.go).
 TAGS      := -tags urfave_cli_no_docs
 # The version the binaries (`resctrl-mon --version`), the image (its tag and
 # org.opencontainers.image.version), the chart and the release's file names carry: the
@@ -142,9 +143,9 @@ REQUIRE := $(if $(filter 1,$(PARTIAL)),0,1)
 test:
 	@PARTIAL=$(PARTIAL) bash test/preflight.sh
 	@if [ "$(PARTIAL)" != 1 ]; then $(MAKE) --no-print-directory runtimes; fi
-	RESCTRLSIM_REQUIRE=$(REQUIRE) $(GO) test $(TAGS) -race -count=1 $$($(GO) list ./... | grep -v -e /test/e2e -e /test/k8s)
-	RESCTRLSIM_REQUIRE=$(REQUIRE) $(GO) test $(TAGS) -count=1 -p 1 -timeout 30m ./test/e2e/...
-	RESCTRLSIM_REQUIRE=$(REQUIRE) $(GO) test $(TAGS) -count=1 -timeout 40m ./test/k8s/...
+	RESCTRLSIM_REQUIRE=$(REQUIRE) $(GO) test -race -count=1 $$($(GO) list ./... | grep -v -e /test/e2e -e /test/k8s)
+	RESCTRLSIM_REQUIRE=$(REQUIRE) $(GO) test -count=1 -p 1 -timeout 30m ./test/e2e/...
+	RESCTRLSIM_REQUIRE=$(REQUIRE) $(GO) test -count=1 -timeout 40m ./test/k8s/...
 	@if [ "$(PARTIAL)" = 1 ]; then echo "make test: PARTIAL=1: the suites listed at the start skipped; this was not a full run" >&2; fi
 
 # A short run of every fuzz target (the corpus seeds always run in `make test`).

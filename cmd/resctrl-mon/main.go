@@ -21,7 +21,6 @@ import (
 
 	"github.com/urfave/cli/v2"
 
-	"github.com/resctrl-mon/resctrl-mon/lib/cliconfig"
 	"github.com/resctrl-mon/resctrl-mon/lib/config"
 	"github.com/resctrl-mon/resctrl-mon/lib/inventory"
 	"github.com/resctrl-mon/resctrl-mon/lib/lifecycle"
@@ -38,7 +37,7 @@ func main() {
 		Version: config.Version,
 		Description: "Every config key is also a global option, given before the command (resctrl-mon --stateDir DIR status): " +
 			"it overrides the config file and the key's RESCTRL_MON_ variable. An error is printed on stderr, with exit status 1.",
-		Flags: cliconfig.Flags(),
+		Flags: configFlags(),
 		Commands: []*cli.Command{
 			{
 				Name:  "reconcile",
@@ -73,7 +72,7 @@ func main() {
 
 // open loads the configuration and the manager; the log gets what a CLI user does not read.
 func open(c *cli.Context) (*lifecycle.Manager, config.Config, func(), error) {
-	cfg, err := cliconfig.Load(c)
+	cfg, err := loadConfig(c)
 	if err != nil {
 		return nil, cfg, nil, err
 	}
@@ -137,7 +136,7 @@ func reconcile(c *cli.Context) error {
 
 // openInventory is the read side the configuration names: status and top read through it.
 func openInventory(c *cli.Context) (*inventory.Inventory, error) {
-	cfg, err := cliconfig.Load(c)
+	cfg, err := loadConfig(c)
 	if err != nil {
 		return nil, err
 	}

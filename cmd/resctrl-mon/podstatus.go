@@ -8,14 +8,13 @@ import (
 
 	"github.com/urfave/cli/v2"
 
-	"github.com/resctrl-mon/resctrl-mon/lib/cliconfig"
 	"github.com/resctrl-mon/resctrl-mon/lib/inventory"
 )
 
 // podStatus is `status --pod`: one pod's group whole, what a pod's owner asks about (the
 // kubectl plugin runs it on the pod's node).
 func podStatus(c *cli.Context) error {
-	cfg, err := cliconfig.Load(c)
+	cfg, err := loadConfig(c)
 	if err != nil {
 		return err
 	}

@@ -11,7 +11,6 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/urfave/cli/v2"
 
-	"github.com/resctrl-mon/resctrl-mon/lib/cliconfig"
 	"github.com/resctrl-mon/resctrl-mon/lib/exporter"
 	"github.com/resctrl-mon/resctrl-mon/lib/harden"
 	"github.com/resctrl-mon/resctrl-mon/lib/kubeapi"
@@ -42,7 +41,7 @@ func serve(c *cli.Context) error {
 		return fmt.Errorf("serve takes no arguments, got %q", c.Args().Slice())
 	}
 	harden.NonDumpable(c.App.ErrWriter) // long-running: see lib/harden
-	cfg, err := cliconfig.Load(c)
+	cfg, err := loadConfig(c)
 	if err != nil {
 		return err
 	}

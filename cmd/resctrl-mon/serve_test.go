@@ -14,7 +14,6 @@ import (
 
 	"github.com/urfave/cli/v2"
 
-	"github.com/resctrl-mon/resctrl-mon/lib/cliconfig"
 	"github.com/resctrl-mon/resctrl-mon/lib/registry"
 )
 
@@ -59,7 +58,7 @@ func TestServePostsPodEvents(t *testing.T) {
 	go func() {
 		cliGlobals.Lock()
 		defer cliGlobals.Unlock()
-		app := &cli.App{Name: "resctrl-mon", Writer: &out, ErrWriter: &out, Flags: cliconfig.Flags(), Commands: []*cli.Command{serveCommand()}}
+		app := &cli.App{Name: "resctrl-mon", Writer: &out, ErrWriter: &out, Flags: configFlags(), Commands: []*cli.Command{serveCommand()}}
 		done <- app.RunContext(ctx, []string{"resctrl-mon", "--config=" + cfgPath, "serve", "--listen=127.0.0.1:0",
 			"--api-server=" + srv.URL, "--service-account-dir=" + sa, "--node-name=node-1"})
 	}()

@@ -1,5 +1,18 @@
-// Package resctrlfs checks that a path really is a resctrl mount before anything writes to it,
-// and reads the kernel's explanation of the last failed command.
+// Package resctrlfs is Linux resctrl as the project uses it, the one seam between what
+// lib/lifecycle decides and the file system:
+//
+//   - the mount check (Check, CheckSimulator, MountFor): a path is a real resctrl mount, or
+//     the tests' simulator where the configuration says so, before anything writes to it,
+//     and the kernel's explanation of the last failed command (info/last_cmd_status);
+//   - monitoring groups (Groups, implemented by Kernel through goresctrl's pkg/monitor):
+//     made, found, removed, their tasks written (TaskWriter, keeping one open tasks file per
+//     group, tasksfiles.go);
+//   - the counters (MonReader and Reading, mondata.go): every monitoring domain's files,
+//     with a missing sample said as such, never a zero;
+//   - the kernel's limbo (LimboThreshold): whether a removal frees an RMID at once;
+//   - counter assignment (Linux ≥ 6.18, AMD ABMC and Arm MPAM): the mode
+//     (ReadAssignment) and each group's assignments (ReadGroupAssignment,
+//     WriteAssignment).
 package resctrlfs
 
 import (

@@ -378,12 +378,12 @@ func TestRuntimeGone(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		done := e.runSynced(p, Options{Socket: sock}).done
+		a := e.runSynced(p, Options{Socket: sock})
 		drop()
 		select {
-		case err := <-done:
-			if !errors.Is(err, ErrRuntimeGone) {
-				t.Errorf("Run returned %v, want ErrRuntimeGone", err)
+		case <-a.ended:
+			if !errors.Is(a.err, ErrRuntimeGone) {
+				t.Errorf("Run returned %v, want ErrRuntimeGone", a.err)
 			}
 		case <-time.After(syncDeadline):
 			t.Fatal("the adapter did not notice the runtime went")
@@ -601,9 +601,9 @@ func TestUnconfiguredRefusesToRegister(t *testing.T) {
 		p := Unconfigured(discard(), why)
 		a := e.run(p, Options{})
 		select {
-		case err := <-a.done:
-			if err == nil || !strings.Contains(err.Error(), "resctrlRoot") {
-				t.Errorf("Run returned %v, want the reason", err)
+		case <-a.ended:
+			if a.err == nil || !strings.Contains(a.err.Error(), "resctrlRoot") {
+				t.Errorf("Run returned %v, want the reason", a.err)
 			}
 		case <-time.After(syncDeadline):
 			t.Fatal("an adapter without configuration registered")

@@ -36,7 +36,7 @@ func TestAdapterHealth(t *testing.T) {
 		if err := p.Ready(); err == nil || !strings.Contains(err.Error(), "not connected") {
 			t.Errorf("before Run: Ready() = %v, want not connected", err)
 		}
-		done := e.runSynced(p, Options{Socket: sock}).done
+		a := e.runSynced(p, Options{Socket: sock})
 		if err := poll.Until(syncDeadline, p.Ready); err != nil {
 			t.Fatalf("not ready after its Synchronize: %v", err)
 		}
@@ -94,9 +94,9 @@ func TestAdapterHealth(t *testing.T) {
 
 		drop()
 		select {
-		case err := <-done:
-			if !errors.Is(err, ErrRuntimeGone) {
-				t.Errorf("Run returned %v, want ErrRuntimeGone", err)
+		case <-a.ended:
+			if !errors.Is(a.err, ErrRuntimeGone) {
+				t.Errorf("Run returned %v, want ErrRuntimeGone", a.err)
 			}
 		case <-time.After(syncDeadline):
 			t.Fatal("the adapter did not notice the runtime went")

@@ -253,12 +253,15 @@ func (e *env) setUp(edit func(*config.Config)) {
 type adapter struct {
 	p      *Plugin
 	cancel context.CancelFunc
-	done   chan error
+	// ended is closed when Run has returned, err then being what it returned.
+	ended chan struct{}
+	err   error
 }
 
 func (a *adapter) stop() error {
 	a.cancel()
-	return <-a.done
+	<-a.ended
+	return a.err
 }
 
 // startAdapter starts the adapter on the runtime's socket and waits until it has
@@ -286,16 +289,17 @@ func (e *env) runSynced(p *Plugin, o Options) *adapter {
 	a := e.run(p, o)
 	select {
 	case <-e.rt.synced:
-	case err := <-a.done:
-		e.t.Fatalf("the adapter stopped before it synchronised: %v", err)
+	case <-a.ended:
+		e.t.Fatalf("the adapter stopped before it synchronised: %v", a.err)
 	case <-time.After(syncDeadline):
 		e.t.Fatalf("the adapter did not synchronise within %s", syncDeadline)
 	}
-	e.t.Cleanup(func() { a.cancel() })
 	return a
 }
 
-// run runs p on o.Socket (the runtime's when empty).
+// run runs p on o.Socket (the runtime's when empty) until the test ends: its cleanup waits
+// for Run to return, so that nothing the adapter logs on its way out (to the test's log)
+// comes after the test has ended.
 func (e *env) run(p *Plugin, o Options) *adapter {
 	if o.Socket == "" {
 		o.Socket = e.rt.sock
@@ -304,8 +308,19 @@ func (e *env) run(p *Plugin, o Options) *adapter {
 		o.SweepEvery = time.Hour
 	}
 	ctx, cancel := context.WithCancel(context.Background())
-	a := &adapter{p: p, cancel: cancel, done: make(chan error, 1)}
-	go func() { a.done <- p.Run(ctx, o) }()
+	a := &adapter{p: p, cancel: cancel, ended: make(chan struct{})}
+	go func() {
+		a.err = p.Run(ctx, o)
+		close(a.ended)
+	}()
+	e.t.Cleanup(func() {
+		a.cancel()
+		select {
+		case <-a.ended:
+		case <-time.After(syncDeadline):
+			e.t.Errorf("the adapter did not stop within %s of its context's end", syncDeadline)
+		}
+	})
 	return a
 }
 

@@ -13,6 +13,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/resctrl-mon/resctrl-mon/lib/procfs"
 	"github.com/resctrl-mon/resctrl-mon/test/poll"
 )
 
@@ -74,21 +75,12 @@ func (r *RDTRunc) supervisors() []int {
 		if exe, err := os.Readlink(fmt.Sprintf("/proc/%d/exe", pid)); err != nil || exe != Binaries.RDTShim {
 			continue
 		}
-		if st, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid)); err == nil && processState(st) == 'Z' {
+		if st, err := procfs.ReadStat(pid); err == nil && st.State == 'Z' {
 			continue
 		}
 		live = append(live, pid)
 	}
 	return live
-}
-
-// processState is the state field of /proc/<pid>/stat: after the ")" that ends the name.
-func processState(stat []byte) byte {
-	s := string(stat)
-	if i := strings.LastIndexByte(s, ')'); i >= 0 && i+2 < len(s) {
-		return s[i+2]
-	}
-	return 0
 }
 
 // Log is what the supervisors logged: one line per statfs they answered as resctrl.

@@ -76,10 +76,10 @@ runtimes: deps
 build:
 	$(STATIC) $(GO) build $(TAGS) ./...
 	$(STATIC) $(GO) build $(TAGS) -o $(BIN)/resctrlsim ./test/resctrlsim/cmd/resctrlsim
-	$(STATIC) $(GO) build $(TAGS) $(GOLDFLAGS) -o $(BIN)/resctrl-mon-hook ./cmd/resctrl-mon-hook
+	$(STATIC) $(GO) build $(TAGS) $(GOLDFLAGS) -o $(BIN)/resctrl-mon-hook ./hooks/resctrl-mon-hook
 	$(STATIC) $(GO) build $(TAGS) $(GOLDFLAGS) -o $(BIN)/resctrl-mon ./cmd/resctrl-mon
-	$(STATIC) $(GO) build $(TAGS) $(GOLDFLAGS) -o $(BIN)/resctrl-mon-nri ./cmd/resctrl-mon-nri
-	$(STATIC) $(GO) build $(TAGS) $(GOLDFLAGS) -o $(BIN)/resctrl-mon-runtime ./cmd/resctrl-mon-runtime
+	$(STATIC) $(GO) build $(TAGS) $(GOLDFLAGS) -o $(BIN)/resctrl-mon-nri ./nri-adapter/resctrl-mon-nri
+	$(STATIC) $(GO) build $(TAGS) $(GOLDFLAGS) -o $(BIN)/resctrl-mon-runtime ./install/resctrl-mon-runtime
 
 # The OCI image, built offline from the binaries above (install/image/build.sh: FROM scratch,
 # the four static binaries in /usr/local/bin, the default config and /licenses), as an OCI
@@ -94,7 +94,7 @@ image: build licenses
 # of every module they link (cmd/licenses, from `go list -deps` with the build's tags and
 # CGO_ENABLED=0; a module without a license file fails by name). The image has them in
 # /licenses, the release tarball in licenses/.
-SHIPPED  := ./cmd/resctrl-mon-hook ./cmd/resctrl-mon-nri ./cmd/resctrl-mon ./cmd/resctrl-mon-runtime
+SHIPPED  := ./hooks/resctrl-mon-hook ./nri-adapter/resctrl-mon-nri ./cmd/resctrl-mon ./install/resctrl-mon-runtime
 LICENSES ?= $(BIN)/licenses
 licenses:
 	$(STATIC) $(GO) run $(TAGS) ./cmd/licenses $(TAGS) -o $(LICENSES) $(SHIPPED)
@@ -174,11 +174,11 @@ bench: runtimes
 	$(GO) test $(TAGS) -run XXX -bench . -benchtime 200x ./lib/registry/
 	$(GO) test $(TAGS) -run XXX -bench 'Scrape|ServeMemory' -benchtime 5x ./lib/exporter/
 	$(GO) test $(TAGS) -run XXX -bench Collect -benchtime 50x ./lib/exporter/
-	$(GO) test $(TAGS) -run XXX -bench . -benchtime 300x ./lib/nriplugin/
+	$(GO) test $(TAGS) -run XXX -bench . -benchtime 300x ./nri-adapter/nriplugin/
 
 # The reference pages and the chart's README (install/helm/resctrl-mon/README.md) made from the
 # code (docs/reference/{config,metrics,actions,cli}.md);
-# lib/docgen's TestPagesAreCurrent fails when they are not what this writes.
+# cmd/docgen's TestPagesAreCurrent fails when they are not what this writes.
 docs:
 	$(GO) run $(TAGS) ./cmd/docgen
 

@@ -45,7 +45,7 @@ func parseArgs(args []string, stderr io.Writer) (options, error) {
 		return o, errors.New("-o DIR is required")
 	}
 	if len(o.packages) == 0 {
-		return o, errors.New("name the packages of the shipped binaries, e.g. ./cmd/resctrl-mon-hook ./cmd/resctrl-mon")
+		return o, errors.New("name the packages of the shipped binaries, e.g. ./hooks/resctrl-mon-hook ./cmd/resctrl-mon")
 	}
 	return o, nil
 }

@@ -35,7 +35,7 @@ import (
 // (proctest.FakeProc), which the fake's Manager reads in place of the host's. So every test
 // here that runs on the simulator runs on the fake too, and without root: what only the
 // simulator shows (a kernel that hangs, say) is tested by the front ends that meet it
-// (lib/hook, lib/nriplugin, lib/wrapper, test/e2e).
+// (hooks/hook, nri-adapter/nriplugin, lib/wrapper, test/e2e).
 
 // newEnvFunc builds a test's env with the simulator's options and an edit of the config.
 type newEnvFunc func(t *testing.T, o resctrlsim.Options, edit func(*config.Config)) *env

@@ -23,7 +23,7 @@ import (
 // on the in-memory resctrl against the simulator, alternately in one run: the first is what
 // the library itself costs (a kernel's resctrl answers in microseconds), the difference is
 // what the simulator's FUSE round trips add. It is the part of the NRI adapter's own time
-// (BenchmarkContainerLifecycle in lib/nriplugin) that is resctrl-mon's code.
+// (BenchmarkContainerLifecycle in nri-adapter/nriplugin) that is resctrl-mon's code.
 func BenchmarkJoinLifecycle(b *testing.B) {
 	shm, err := os.MkdirTemp("/dev/shm", "resctrl-mon-bench-")
 	if err != nil {

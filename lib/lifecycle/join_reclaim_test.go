@@ -15,7 +15,7 @@ import (
 	"github.com/resctrl-mon/resctrl-mon/test/resctrlsim"
 )
 
-// joinOnly is resctrl as the hook's join has it in its own process (lib/hook's asideGroups):
+// joinOnly is resctrl as the hook's join has it in its own process (hooks/hook's asideGroups):
 // it makes no group; an Ensure of a group that is not there says ErrGroupGone.
 type joinOnly struct{ resctrlfs.Groups }
 

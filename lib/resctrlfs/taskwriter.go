@@ -8,7 +8,7 @@ import (
 
 // TaskWriter writes thread ids into groups' tasks files, the one way the project does it in
 // a process of its own (the Kernel's WriteTasks, the runtime wrapper's join); the hook's join
-// makes the same writes as raw system calls in a vfork child (lib/hook). One write(2) is one
+// makes the same writes as raw system calls in a vfork child (hooks/hook). One write(2) is one
 // id: the kernel takes the first id it parses and says nothing of the rest. The files stay
 // open until Close (see tasksFiles), so a long-running front end writes a joining
 // container's threads with one write each.

@@ -31,7 +31,7 @@ func Median(ds []time.Duration) time.Duration {
 }
 
 // ResctrlEnv names a resctrl mount for the lifecycle benchmarks (lib/lifecycle's
-// JoinLifecycle, lib/nriplugin's): set on a machine with RDT, such as
+// JoinLifecycle, nri-adapter/nriplugin's): set on a machine with RDT, such as
 // RESCTRLMON_BENCH_RESCTRL=/sys/fs/resctrl, they measure against the kernel's resctrl
 // instead of the simulator. They make groups of their own there (pod UIDs of the form
 // 0f8b2c1e-...) and remove them when they end.

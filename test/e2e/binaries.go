@@ -41,10 +41,10 @@ var (
 // binaryPackages are the packages BuildBinaries builds (relative to the module's root), by
 // where their path goes in Binaries.
 var binaryPackages = map[*string]string{
-	&Binaries.Hook: "./cmd/resctrl-mon-hook", &Binaries.Forker: "./test/e2e/forker", &Binaries.Noop: "./test/e2e/noophook",
+	&Binaries.Hook: "./hooks/resctrl-mon-hook", &Binaries.Forker: "./test/e2e/forker", &Binaries.Noop: "./test/e2e/noophook",
 	&Binaries.CLI: "./cmd/resctrl-mon", &Binaries.ClassHook: "./test/e2e/classhook", &Binaries.Capture: "./test/e2e/capturehook",
-	&Binaries.Wrapper: "./cmd/resctrl-mon-runtime", &Binaries.NoopWrapper: "./test/e2e/noopwrapper",
-	&Binaries.NRI: "./cmd/resctrl-mon-nri", &Binaries.NoopNRI: "./test/e2e/noopnri",
+	&Binaries.Wrapper: "./install/resctrl-mon-runtime", &Binaries.NoopWrapper: "./test/e2e/noopwrapper",
+	&Binaries.NRI: "./nri-adapter/resctrl-mon-nri", &Binaries.NoopNRI: "./test/e2e/noopnri",
 	&Binaries.RDTShim: "./test/e2e/rdtshim",
 }
 

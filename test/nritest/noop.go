@@ -1,5 +1,5 @@
 // Package nritest holds the no-op NRI plugin that the adapter's benchmarks measure against:
-// in-process (lib/nriplugin) and as a binary beside a real containerd (test/e2e/noopnri).
+// in-process (nri-adapter/nriplugin) and as a binary beside a real containerd (test/e2e/noopnri).
 package nritest
 
 import (

@@ -18,9 +18,9 @@ import (
 // shipped are the binaries a release ships, and the packages they are built from.
 var shipped = map[string]string{
 	"resctrl-mon":         "./cmd/resctrl-mon",
-	"resctrl-mon-hook":    "./cmd/resctrl-mon-hook",
-	"resctrl-mon-nri":     "./cmd/resctrl-mon-nri",
-	"resctrl-mon-runtime": "./cmd/resctrl-mon-runtime",
+	"resctrl-mon-hook":    "./hooks/resctrl-mon-hook",
+	"resctrl-mon-nri":     "./nri-adapter/resctrl-mon-nri",
+	"resctrl-mon-runtime": "./install/resctrl-mon-runtime",
 }
 
 // repoRoot is the checkout this package is in.

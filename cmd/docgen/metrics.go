@@ -1,4 +1,4 @@
-package docgen
+package main
 
 import (
 	"errors"
@@ -17,12 +17,12 @@ import (
 	"github.com/resctrl-mon/resctrl-mon/lib/config"
 	"github.com/resctrl-mon/resctrl-mon/lib/exporter"
 	"github.com/resctrl-mon/resctrl-mon/lib/inventory"
-	"github.com/resctrl-mon/resctrl-mon/lib/nriplugin"
 	"github.com/resctrl-mon/resctrl-mon/lib/podevents"
 	"github.com/resctrl-mon/resctrl-mon/lib/psi"
 	"github.com/resctrl-mon/resctrl-mon/lib/psimetrics"
 	"github.com/resctrl-mon/resctrl-mon/lib/registry"
 	"github.com/resctrl-mon/resctrl-mon/lib/resctrlfs"
+	"github.com/resctrl-mon/resctrl-mon/nri-adapter/nriplugin"
 )
 
 // family is one metric family as a scrape shows it.

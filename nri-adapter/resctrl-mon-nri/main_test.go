@@ -13,7 +13,7 @@ import (
 	"time"
 
 	"github.com/resctrl-mon/resctrl-mon/lib/config"
-	"github.com/resctrl-mon/resctrl-mon/lib/nriplugin"
+	"github.com/resctrl-mon/resctrl-mon/nri-adapter/nriplugin"
 	"github.com/resctrl-mon/resctrl-mon/test/resctrlsim"
 )
 

@@ -10,8 +10,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/resctrl-mon/resctrl-mon/hooks/hook"
 	"github.com/resctrl-mon/resctrl-mon/lib/config"
-	"github.com/resctrl-mon/resctrl-mon/lib/hook"
 	"github.com/resctrl-mon/resctrl-mon/test/resctrlsim"
 )
 

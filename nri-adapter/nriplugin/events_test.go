@@ -555,7 +555,7 @@ func TestHookAndAdapterPlaceOnce(t *testing.T) {
 func TestPreRegistered(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t, nil)
-	bin := adapterBin.get(t, "../../cmd/resctrl-mon-nri")
+	bin := adapterBin.get(t, "../../nri-adapter/resctrl-mon-nri")
 	logPath := filepath.Join(t.TempDir(), "nri.log")
 	conf := fmt.Sprintf("resctrlRoot: %s\nresctrlSimulator: true\nstateDir: %s\nsnapshotDir: %s\nretention: 0s\nlog: file:%s\n",
 		e.cfg.ResctrlRoot, e.cfg.StateDir, e.cfg.SnapshotDir, logPath)

@@ -4,7 +4,7 @@ import (
 	"os"
 	"testing"
 
-	"github.com/resctrl-mon/resctrl-mon/lib/hook"
+	"github.com/resctrl-mon/resctrl-mon/hooks/hook"
 )
 
 // The hook's worker is this test binary (see hook.WorkerArg).

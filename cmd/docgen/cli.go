@@ -1,4 +1,4 @@
-package docgen
+package main
 
 import (
 	"bytes"
@@ -23,8 +23,8 @@ type command struct{ Name, Help string }
 // resctrl-mon-runtime, has none (every argument is the real runtime's): the page says so.
 var cliBinaries = []binary{
 	{Name: "resctrl-mon", Pkg: "./cmd/resctrl-mon"},
-	{Name: "resctrl-mon-hook", Pkg: "./cmd/resctrl-mon-hook"},
-	{Name: "resctrl-mon-nri", Pkg: "./cmd/resctrl-mon-nri"},
+	{Name: "resctrl-mon-hook", Pkg: "./hooks/resctrl-mon-hook"},
+	{Name: "resctrl-mon-nri", Pkg: "./nri-adapter/resctrl-mon-nri"},
 }
 
 // cliData builds each binary as `make build` does, without the install's paths (so the

@@ -18,8 +18,8 @@ import (
 	"os"
 	"time"
 
+	"github.com/resctrl-mon/resctrl-mon/hooks/hook"
 	"github.com/resctrl-mon/resctrl-mon/lib/config"
-	"github.com/resctrl-mon/resctrl-mon/lib/hook"
 )
 
 func main() {

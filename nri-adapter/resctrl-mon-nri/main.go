@@ -1,5 +1,5 @@
 // Command resctrl-mon-nri is resctrl-mon's NRI plugin for containerd and CRI-O: the same
-// library as the OCI hook, driven by the runtime's NRI events (lib/nriplugin). Run it as an
+// library as the OCI hook, driven by the runtime's NRI events (nri-adapter/nriplugin). Run it as an
 // external plugin (it connects to the runtime's NRI socket) or pre-registered in the
 // runtime's NRI plugin dir (the runtime starts it and may push its config).
 //
@@ -30,8 +30,8 @@ import (
 	"github.com/resctrl-mon/resctrl-mon/lib/exporter"
 	"github.com/resctrl-mon/resctrl-mon/lib/harden"
 	"github.com/resctrl-mon/resctrl-mon/lib/logging"
-	"github.com/resctrl-mon/resctrl-mon/lib/nriplugin"
 	"github.com/resctrl-mon/resctrl-mon/lib/permission"
+	"github.com/resctrl-mon/resctrl-mon/nri-adapter/nriplugin"
 )
 
 func main() {

@@ -11,8 +11,8 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/resctrl-mon/resctrl-mon/hooks/hook"
 	"github.com/resctrl-mon/resctrl-mon/lib/config"
-	"github.com/resctrl-mon/resctrl-mon/lib/hook"
 	"github.com/resctrl-mon/resctrl-mon/lib/logging"
 )
 

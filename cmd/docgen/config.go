@@ -1,4 +1,4 @@
-package docgen
+package main
 
 import (
 	"strings"

@@ -58,10 +58,14 @@ func TestSimTree(t *testing.T) {
 	}
 }
 
-// files lists the regular files of the tree at root, by path below it.
+// files lists the files of the tree at root (through a link, if root is one), by path below it.
 func files(root string) ([]string, error) {
+	root, err := filepath.EvalSymlinks(root)
+	if err != nil {
+		return nil, err
+	}
 	var out []string
-	err := filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
+	err = filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
 		if err != nil || d.IsDir() {
 			return err
 		}
@@ -94,4 +98,50 @@ func copyTree(dst, src string) error {
 		}
 		return os.WriteFile(filepath.Join(dst, rel), b, 0o644)
 	})
+}
+
+// TestTreesMatchSim: the hand-made trees of the layouts the simulator also models are laid
+// out as it lays them out: a group's mon_data (SNC's nodes, ABMC's counters) and its
+// mbm_L3_assignments file, and info/L3_MON's files (each of the tree's is one of the
+// simulator's). It needs the simulator (root and FUSE), and skips without it.
+func TestTreesMatchSim(t *testing.T) {
+	for tree, o := range map[string]resctrlsim.Options{
+		L3:       {L3Domains: 2},
+		SNC:      {L3Domains: 2, SNCWays: 2},
+		MBMEvent: {L3Domains: 2, MBMAssign: resctrlsim.MBMAssignEvent},
+	} {
+		t.Run(tree, func(t *testing.T) {
+			sim := resctrlsim.MountT(t, o)
+			group := filepath.Join("mon_groups", UIDActive)
+			if err := os.Mkdir(filepath.Join(sim.Dir, group), 0o755); err != nil {
+				t.Fatal(err)
+			}
+			dir := filepath.Join(testdata(), tree)
+			for _, sub := range []string{filepath.Join(group, "mon_data"), filepath.Join("info", "L3_MON")} {
+				want, err := files(filepath.Join(sim.Dir, sub))
+				if err != nil {
+					t.Fatal(err)
+				}
+				have, err := files(filepath.Join(dir, sub))
+				if err != nil {
+					t.Fatal(err)
+				}
+				if sub == filepath.Join("info", "L3_MON") {
+					have = slices.DeleteFunc(have, func(f string) bool { return slices.Contains(want, f) })
+					if len(have) > 0 {
+						t.Errorf("%s/%s: files the simulator has not: %q", tree, sub, have)
+					}
+					continue
+				}
+				if !slices.Equal(have, want) {
+					t.Errorf("%s/%s:\n have %q\n the simulator's %q", tree, sub, have, want)
+				}
+			}
+			_, simErr := os.Stat(filepath.Join(sim.Dir, group, "mbm_L3_assignments"))
+			_, treeErr := os.Stat(filepath.Join(dir, group, "mbm_L3_assignments"))
+			if (simErr == nil) != (treeErr == nil) {
+				t.Errorf("%s: mbm_L3_assignments: the simulator's %v, the tree's %v", tree, simErr, treeErr)
+			}
+		})
+	}
 }

@@ -19,6 +19,9 @@
 //     node;
 //   - sim: the simulator's (test/resctrlsim) layout, written by TestSimTree -update.
 //
+// TestTreesMatchSim holds the l3, snc and mbm-event trees to the simulator's layouts of the same
+// kernels (a group's mon_data and mbm_L3_assignments, info/L3_MON's files).
+//
 // The owned active group of l3, aet and mbm-event is test/resctrlfake's fixture tree of that
 // name, through symlinks: one copy of those counters for the fake and the read side. The
 // hand-made trees are written by mktrees.sh from the kernel's documented layouts

@@ -140,7 +140,7 @@ func openInventory(c *cli.Context) (*inventory.Inventory, error) {
 	if err != nil {
 		return nil, err
 	}
-	return inventory.Open(cfg)
+	return inventory.Open(cfg, resctrlfs.MountFor(cfg.ResctrlSimulator))
 }
 
 func status(c *cli.Context) error {

@@ -9,6 +9,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/resctrl-mon/resctrl-mon/lib/inventory"
+	"github.com/resctrl-mon/resctrl-mon/lib/resctrlfs"
 )
 
 // podStatus is `status --pod`: one pod's group whole, what a pod's owner asks about (the
@@ -18,7 +19,7 @@ func podStatus(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	inv, err := inventory.Open(cfg)
+	inv, err := inventory.Open(cfg, resctrlfs.MountFor(cfg.ResctrlSimulator))
 	if err != nil {
 		return err
 	}

@@ -15,6 +15,7 @@ import (
 	"github.com/resctrl-mon/resctrl-mon/lib/harden"
 	"github.com/resctrl-mon/resctrl-mon/lib/kubeapi"
 	"github.com/resctrl-mon/resctrl-mon/lib/podevents"
+	"github.com/resctrl-mon/resctrl-mon/lib/resctrlfs"
 )
 
 // nodeNameFlag names the node serve's Events come from.
@@ -63,6 +64,7 @@ func serve(c *cli.Context) error {
 			Ready: func(a net.Addr) { log.Info("serving /metrics and /healthz", "address", a.String()) }},
 		PressureAverages: c.Bool("pressure-averages"),
 		Collectors:       collectors,
+		Mount:            resctrlfs.MountFor(cfg.ResctrlSimulator),
 	})
 	if err != nil {
 		return err

@@ -24,6 +24,7 @@ import (
 	"github.com/resctrl-mon/resctrl-mon/lib/inventory"
 	"github.com/resctrl-mon/resctrl-mon/lib/lifecycle"
 	"github.com/resctrl-mon/resctrl-mon/lib/psi"
+	"github.com/resctrl-mon/resctrl-mon/lib/resctrlfs"
 	"github.com/resctrl-mon/resctrl-mon/test/resctrlsim"
 )
 
@@ -68,7 +69,7 @@ func manyPods(b *testing.B, n int) config.Config {
 func BenchmarkScrape(b *testing.B) {
 	const pods = 500
 	cfg := manyPods(b, pods)
-	inv, err := inventory.Open(cfg)
+	inv, err := inventory.Open(cfg, resctrlfs.MountFor(cfg.ResctrlSimulator))
 	if err != nil {
 		b.Fatal(err)
 	}

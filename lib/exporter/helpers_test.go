@@ -18,6 +18,7 @@ import (
 	"github.com/resctrl-mon/resctrl-mon/lib/identity"
 	"github.com/resctrl-mon/resctrl-mon/lib/inventory"
 	"github.com/resctrl-mon/resctrl-mon/lib/lifecycle"
+	"github.com/resctrl-mon/resctrl-mon/lib/resctrlfs"
 	"github.com/resctrl-mon/resctrl-mon/test/resctrlsim"
 	"github.com/resctrl-mon/resctrl-mon/test/simenv"
 )
@@ -46,7 +47,7 @@ func newEnvOn(t *testing.T, host *cgroup.Host, o resctrlsim.Options) *env {
 	if err != nil {
 		t.Fatal(err)
 	}
-	inv, err := inventory.Open(cfg)
+	inv, err := inventory.Open(cfg, resctrlfs.MountFor(cfg.ResctrlSimulator))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -178,6 +179,9 @@ func itoa(n int) string { return fmt.Sprint(n) }
 func serveNode(t *testing.T, cfg config.Config, o exporter.NodeOptions, report func(string, ...any)) *exporter.Node {
 	t.Helper()
 	o.Listen = "127.0.0.1:0"
+	if o.Mount == nil { // the mount check a front end picks from its configuration
+		o.Mount = resctrlfs.MountFor(cfg.ResctrlSimulator)
+	}
 	n, err := exporter.NewNode(cfg, o)
 	if err != nil {
 		t.Fatal(err)

@@ -12,15 +12,17 @@ import (
 // started at boot, before resctrl is mounted or before any hook made the state dir, serves
 // its health (and says why on /healthz) instead of exiting and restarting in a loop.
 type Lazy struct {
-	cfg config.Config
-	mu  sync.Mutex
-	inv *inventory.Inventory
+	cfg   config.Config
+	mount resctrlfs.Mount
+	mu    sync.Mutex
+	inv   *inventory.Inventory
 }
 
 var _ Source = (*Lazy)(nil)
 
-// NewLazy returns a Source over the configuration's resctrl root and state dir.
-func NewLazy(cfg config.Config) *Lazy { return &Lazy{cfg: cfg} }
+// NewLazy returns a Source over the configuration's resctrl root, checked with mount (the
+// front end's choice, as inventory.Open takes it), and state dir.
+func NewLazy(cfg config.Config, mount resctrlfs.Mount) *Lazy { return &Lazy{cfg: cfg, mount: mount} }
 
 // Open returns the inventory, opening it if it is not yet; the error says why it cannot.
 func (l *Lazy) Open() (*inventory.Inventory, error) {
@@ -29,7 +31,7 @@ func (l *Lazy) Open() (*inventory.Inventory, error) {
 	if l.inv != nil {
 		return l.inv, nil
 	}
-	inv, err := inventory.Open(l.cfg)
+	inv, err := inventory.Open(l.cfg, l.mount)
 	if err != nil {
 		return nil, err
 	}

@@ -9,6 +9,7 @@ import (
 	"github.com/resctrl-mon/resctrl-mon/lib/exporter"
 	"github.com/resctrl-mon/resctrl-mon/lib/inventory"
 	"github.com/resctrl-mon/resctrl-mon/lib/lifecycle"
+	"github.com/resctrl-mon/resctrl-mon/lib/resctrlfs"
 	"github.com/resctrl-mon/resctrl-mon/test/resctrlsim"
 )
 
@@ -20,7 +21,7 @@ func TestLazy(t *testing.T) {
 	cfg := config.Default()
 	cfg.ResctrlRoot, cfg.StateDir, cfg.SnapshotDir = sim.Dir, filepath.Join(t.TempDir(), "state"), ""
 	cfg.ResctrlSimulator = true
-	l := exporter.NewLazy(cfg)
+	l := exporter.NewLazy(cfg, resctrlfs.MountFor(cfg.ResctrlSimulator))
 	if _, err := l.Pods(inventory.Options{}); err == nil {
 		t.Fatal("read pods from a state dir that does not exist")
 	}

@@ -27,6 +27,10 @@ type NodeOptions struct {
 	// Collectors are served beside the node's (the NRI adapter's own, when it runs the
 	// exporter in its process).
 	Collectors []prometheus.Collector
+	// Mount is the resctrl mount check the front end chose
+	// (resctrlfs.MountFor(cfg.ResctrlSimulator)): the inventory opens resctrl with it, and
+	// /healthz says what it refuses. Nil is resctrlfs.Check.
+	Mount resctrlfs.Mount
 }
 
 // Node is the exporter of one node, as `resctrl-mon serve` and the NRI adapter (given a
@@ -51,9 +55,13 @@ func NewNode(cfg config.Config, o NodeOptions) (*Node, error) {
 	if err != nil {
 		return nil, err
 	}
+	mount := o.Mount
+	if mount == nil {
+		mount = resctrlfs.Check
+	}
 	// At boot resctrl may not be mounted yet, nor the state dir made by a first hook;
 	// /healthz says so meanwhile.
-	src := NewLazy(cfg)
+	src := NewLazy(cfg, mount)
 	if _, err := src.Open(); err != nil {
 		log.Warn("no inventory yet; serving health only until there is", "err", err)
 	}
@@ -77,7 +85,7 @@ func NewNode(cfg config.Config, o NodeOptions) (*Node, error) {
 				return err
 			}
 			self := permission.Self()
-			err := errors.Join(permission.Explain(resctrlfs.MountFor(cfg.ResctrlSimulator)(cfg.ResctrlRoot), self),
+			err := errors.Join(permission.Explain(mount(cfg.ResctrlRoot), self),
 				permission.Explain(dirReadable(cfg.StateDir), self), recentRefusals(cfg.StateDir, time.Now()))
 			if extra != nil {
 				err = errors.Join(err, extra())

@@ -10,6 +10,7 @@ import (
 	"github.com/resctrl-mon/resctrl-mon/lib/config"
 	"github.com/resctrl-mon/resctrl-mon/lib/inventory"
 	"github.com/resctrl-mon/resctrl-mon/lib/lifecycle"
+	"github.com/resctrl-mon/resctrl-mon/lib/resctrlfs"
 	"github.com/resctrl-mon/resctrl-mon/test/resctrlsim"
 )
 
@@ -38,7 +39,7 @@ func TestStatusAssignment(t *testing.T) {
 			if _, err := lifecycle.New(cfg, slog.New(slog.DiscardHandler)); err != nil {
 				t.Fatal(err)
 			}
-			inv, err := inventory.Open(cfg)
+			inv, err := inventory.Open(cfg, resctrlfs.MountFor(cfg.ResctrlSimulator))
 			if err != nil {
 				t.Fatal(err)
 			}

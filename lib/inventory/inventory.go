@@ -2,16 +2,16 @@
 // in what state, with which containers, cgroups, tasks and counters. status, the exporter
 // and the NRI adapter read through it. It opens the state directory read-only, takes no
 // lock (records are replaced by rename, so a reader sees a whole one), writes nothing and
-// never creates a group, so it is safe beside running hooks and reconcile.
+// never creates a group, so it is safe beside running hooks and reconcile. It reads resctrl
+// only through resctrlfs.View, opened with the mount check its front end chose, so its tests
+// read fixture trees (test/resctrltree) without root.
 package inventory
 
 import (
 	"errors"
 	"fmt"
 	"os"
-	"path/filepath"
 	"slices"
-	"strconv"
 	"strings"
 	"time"
 
@@ -49,25 +49,25 @@ var States = []State{Active, LateAssigned, Stopped, Idle, Pending, Missing}
 
 // Inventory reads the state directory and resctrl.
 type Inventory struct {
-	root     string
-	store    *registry.Store
-	now      func() time.Time
-	counters resctrlfs.MonReader // every scrape reads every group's mon_data: listed once
-	// nodes reads the SNC nodes' files too (Options.Subdomains): a layout of its own, so
-	// that neither reader's cache stands for the other's.
-	nodes resctrlfs.MonReader
+	view  *resctrlfs.View
+	store *registry.Store
+	now   func() time.Time
 }
 
-// Open opens the inventory on the configuration's resctrl root and state directory.
-func Open(cfg config.Config) (*Inventory, error) {
-	if err := resctrlfs.MountFor(cfg.ResctrlSimulator)(cfg.ResctrlRoot); err != nil {
+// Open opens the inventory on the configuration's resctrl root, checked with mount, and its
+// state directory. The mount check is the front end's choice (resctrlfs.MountFor of the
+// configuration's resctrlSimulator; nil is resctrlfs.Check), as every opener of resctrl has
+// it injected.
+func Open(cfg config.Config, mount resctrlfs.Mount) (*Inventory, error) {
+	view, err := resctrlfs.OpenView(cfg.ResctrlRoot, mount)
+	if err != nil {
 		return nil, err
 	}
 	store, err := registry.OpenReadOnly(cfg.StateDir)
 	if err != nil {
 		return nil, err
 	}
-	return &Inventory{root: cfg.ResctrlRoot, store: store, now: time.Now, nodes: resctrlfs.MonReader{Subdomains: true}}, nil
+	return &Inventory{view: view, store: store, now: time.Now}, nil
 }
 
 // Container is one container of a pod's group.
@@ -126,33 +126,40 @@ func (inv *Inventory) Pods(o Options) ([]Pod, error) {
 		p := Pod{Group: r.Group, Path: r.Path, Class: r.Class, PodUID: r.PodUID, Namespace: r.Namespace, PodName: r.PodName,
 			Created: r.Created, Age: now.Sub(r.Created).Round(time.Second), Containers: containers(r)}
 		p.Cgroup = r.PodCgroup
-		dir := filepath.Join(inv.root, r.Path)
-		_, statErr := os.Stat(dir)
-		p.State, p.Detail = stateOf(r, statErr == nil, now)
-		if statErr == nil {
-			errs = append(errs, inv.read(&p, dir, o))
+		a, exists, err := inv.addr(r.Group, r.Path)
+		errs = append(errs, err)
+		p.State, p.Detail = stateOf(r, exists, now)
+		if exists {
+			errs = append(errs, inv.read(&p, a, o))
 		}
 		out = append(out, p)
 	}
 	return out, errors.Join(errs...)
 }
 
-// read fills in what o asks of the group in dir beside its record: its live tasks, its
+// addr is where a record's group is (its path below the resctrl root), and whether it is
+// there. A path that is not a group's (a record written by hand) names no group, which the
+// error says.
+func (inv *Inventory) addr(group, path string) (resctrlfs.Addr, bool, error) {
+	a, err := resctrlfs.ParseAddr(path)
+	if err != nil {
+		return a, false, fmt.Errorf("record of %s: %w", group, err)
+	}
+	return a, inv.view.Exists(a), nil
+}
+
+// read fills in what o asks of the group at a beside its record: its live tasks, its
 // counters.
-func (inv *Inventory) read(p *Pod, dir string, o Options) error {
+func (inv *Inventory) read(p *Pod, a resctrlfs.Addr, o Options) error {
 	var errs []error
 	if o.Tasks {
-		n, err := liveTasks(dir)
+		n, err := inv.liveTasks(a)
 		errs = append(errs, err)
 		p.Tasks = n
 	}
 	if o.Counters {
 		var err error
-		r := &inv.counters
-		if o.Subdomains {
-			r = &inv.nodes
-		}
-		p.Readings, p.Missing, err = r.Read(dir)
+		p.Readings, p.Missing, err = inv.view.Counters(a, o.Subdomains)
 		if err != nil && !errors.Is(err, os.ErrNotExist) {
 			errs = append(errs, err)
 		}
@@ -208,12 +215,12 @@ func containers(r registry.Record) []Container {
 }
 
 // liveTasks counts a group's tasks that can still run (zombies' counts are final).
-func liveTasks(dir string) (int, error) {
-	b, err := os.ReadFile(filepath.Join(dir, "tasks"))
+func (inv *Inventory) liveTasks(a resctrlfs.Addr) (int, error) {
+	tids, err := inv.view.Tasks(a)
 	if err != nil {
-		return 0, fmt.Errorf("tasks of %s: %w", dir, err)
+		return 0, err
 	}
-	return procfs.Running(resctrlfs.ParseTasks(b)), nil
+	return procfs.Running(tids), nil
 }
 
 // RMIDs is the use of the monitoring ids.
@@ -222,50 +229,24 @@ type RMIDs struct {
 	Total int `json:"total"` // num_rmids (the smaller one when PERF_PKG has its own)
 }
 
-// parseNumRMIDs parses a num_rmids file. Only a positive count is one: a zero or negative
-// one would pass for the machine's total (and a negative one made the use look like room).
-func parseNumRMIDs(b []byte) (int, bool) {
-	n, err := strconv.Atoi(strings.TrimSpace(string(b)))
-	return n, err == nil && n > 0
-}
-
 // Assignment is resctrl's counter assignment state (Linux ≥ 6.18; Mode "" before).
 func (inv *Inventory) Assignment() (resctrlfs.Assignment, error) {
-	return resctrlfs.ReadAssignment(inv.root)
+	return inv.view.Assignment()
 }
 
 // RMIDs counts the groups in resctrl (each holds an RMID, ours or not) against num_rmids.
 // The kernel does not show RMIDs in limbo.
 func (inv *Inventory) RMIDs() (RMIDs, error) {
 	var r RMIDs
-	total := 0
-	for _, f := range []string{"info/L3_MON/num_rmids", "info/PERF_PKG_MON/num_rmids"} {
-		b, err := os.ReadFile(filepath.Join(inv.root, f))
-		if err != nil {
-			continue
-		}
-		if n, ok := parseNumRMIDs(b); ok && (total == 0 || n < total) {
-			total = n
-		}
-	}
-	if total == 0 {
-		return r, fmt.Errorf("resctrl %s: cannot read num_rmids", inv.root)
+	total, err := inv.view.NumRMIDs()
+	if err != nil {
+		return r, err
 	}
 	r.Total, r.Used = total, 1 // the root group
-	ctrls := []string{inv.root}
-	es, err := os.ReadDir(inv.root)
+	p, err := inv.view.Groups()
 	if err != nil {
-		return r, fmt.Errorf("resctrl %s: %w", inv.root, err)
+		return r, err
 	}
-	for _, e := range es {
-		if n := e.Name(); e.IsDir() && n != "info" && n != "mon_groups" && n != "mon_data" {
-			r.Used++
-			ctrls = append(ctrls, filepath.Join(inv.root, n))
-		}
-	}
-	for _, c := range ctrls {
-		mons, _ := os.ReadDir(filepath.Join(c, "mon_groups"))
-		r.Used += len(mons)
-	}
+	r.Used += len(p.Classes) + len(p.Groups)
 	return r, nil
 }

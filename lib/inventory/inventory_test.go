@@ -13,6 +13,7 @@ import (
 	"github.com/resctrl-mon/resctrl-mon/lib/identity"
 	"github.com/resctrl-mon/resctrl-mon/lib/inventory"
 	"github.com/resctrl-mon/resctrl-mon/lib/lifecycle"
+	"github.com/resctrl-mon/resctrl-mon/lib/resctrlfs"
 	"github.com/resctrl-mon/resctrl-mon/test/resctrlsim"
 )
 
@@ -25,14 +26,14 @@ func TestInventory(t *testing.T) {
 	cfg.ResctrlRoot, cfg.StateDir, cfg.SnapshotDir = sim.Dir, filepath.Join(t.TempDir(), "state"), ""
 	cfg.ResctrlSimulator = true
 	// The state dir does not exist yet: the inventory creates nothing.
-	if _, err := inventory.Open(cfg); err == nil {
+	if _, err := inventory.Open(cfg, resctrlfs.MountFor(cfg.ResctrlSimulator)); err == nil {
 		t.Errorf("opened a state dir that does not exist")
 	}
 	m, err := lifecycle.New(cfg, slog.New(slog.DiscardHandler))
 	if err != nil {
 		t.Fatal(err)
 	}
-	inv, err := inventory.Open(cfg)
+	inv, err := inventory.Open(cfg, resctrlfs.MountFor(cfg.ResctrlSimulator))
 	if err != nil {
 		t.Fatal(err)
 	}

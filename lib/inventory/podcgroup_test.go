@@ -14,6 +14,7 @@ import (
 	"github.com/resctrl-mon/resctrl-mon/lib/identity"
 	"github.com/resctrl-mon/resctrl-mon/lib/inventory"
 	"github.com/resctrl-mon/resctrl-mon/lib/lifecycle"
+	"github.com/resctrl-mon/resctrl-mon/lib/resctrlfs"
 	"github.com/resctrl-mon/resctrl-mon/test/resctrlsim"
 )
 
@@ -85,7 +86,7 @@ func TestPodCgroupIsTheRuntimes(t *testing.T) {
 		PodCgroup: identity.PodCgroup(idn, id, cgroupsPath)}); err != nil {
 		t.Fatal(err)
 	}
-	inv, err := inventory.Open(cfg)
+	inv, err := inventory.Open(cfg, resctrlfs.MountFor(cfg.ResctrlSimulator))
 	if err != nil {
 		t.Fatal(err)
 	}

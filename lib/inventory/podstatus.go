@@ -3,8 +3,6 @@ package inventory
 import (
 	"errors"
 	"fmt"
-	"os"
-	"path/filepath"
 	"slices"
 	"time"
 
@@ -45,8 +43,8 @@ func (inv *Inventory) PodStatus(pod, snapshotDir string) (PodStatus, error) {
 	}
 	st := PodStatus{Pod: pods[i], Lives: []Life{}, Failures: []registry.Failure{}}
 	errs := []error{err}
-	if dir := filepath.Join(inv.root, st.Pod.Path); dirExists(dir) {
-		errs = append(errs, inv.read(&st.Pod, dir, Options{Tasks: true, Counters: true}))
+	if a, exists, _ := inv.addr(st.Pod.Group, st.Pod.Path); exists {
+		errs = append(errs, inv.read(&st.Pod, a, Options{Tasks: true, Counters: true}))
 	}
 	if snapshotDir != "" {
 		names, err := snapshot.List(snapshotDir)
@@ -83,9 +81,4 @@ func lives(names []snapshot.Name, group string) []Life {
 		}
 	}
 	return out
-}
-
-func dirExists(dir string) bool {
-	_, err := os.Stat(dir)
-	return err == nil
 }

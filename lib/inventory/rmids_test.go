@@ -3,9 +3,9 @@ package inventory
 import (
 	"os"
 	"path/filepath"
-	"strconv"
-	"strings"
 	"testing"
+
+	"github.com/resctrl-mon/resctrl-mon/lib/resctrlfs"
 )
 
 // The total is the smaller positive num_rmids of the two monitoring resources; a file that
@@ -38,7 +38,11 @@ func TestRMIDsTotal(t *testing.T) {
 				t.Fatal(err)
 			}
 		}
-		r, err := (&Inventory{root: root}).RMIDs()
+		view, err := resctrlfs.OpenView(root, func(string) error { return nil })
+		if err != nil {
+			t.Fatal(err)
+		}
+		r, err := (&Inventory{view: view}).RMIDs()
 		if tc.want == 0 {
 			if err == nil {
 				t.Errorf("%s: total %d accepted", name, r.Total)
@@ -49,24 +53,4 @@ func TestRMIDsTotal(t *testing.T) {
 			t.Errorf("%s: %+v, %v; want total %d, used 1", name, r, err, tc.want)
 		}
 	}
-}
-
-// FuzzParseNumRMIDs: a count is taken only when positive, and is the number the file says.
-func FuzzParseNumRMIDs(f *testing.F) {
-	for _, s := range []string{"256\n", "0", "-1", "+8", " 7 ", "1e3", "99999999999999999999", ""} {
-		f.Add([]byte(s))
-	}
-	f.Fuzz(func(t *testing.T, b []byte) {
-		n, ok := parseNumRMIDs(b)
-		if !ok {
-			return
-		}
-		if n <= 0 {
-			t.Fatalf("%q taken as %d", b, n)
-		}
-		want, err := strconv.ParseInt(strings.TrimPrefix(strings.TrimSpace(string(b)), "+"), 10, 64)
-		if err != nil || want != int64(n) {
-			t.Errorf("%q taken as %d", b, n)
-		}
-	})
 }

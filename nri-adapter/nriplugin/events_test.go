@@ -23,6 +23,7 @@ import (
 	"github.com/resctrl-mon/resctrl-mon/lib/identity"
 	"github.com/resctrl-mon/resctrl-mon/lib/inventory"
 	"github.com/resctrl-mon/resctrl-mon/lib/lifecycle"
+	"github.com/resctrl-mon/resctrl-mon/lib/resctrlfs"
 	"github.com/resctrl-mon/resctrl-mon/lib/snapshot"
 	"github.com/resctrl-mon/resctrl-mon/lib/vocab"
 	"github.com/resctrl-mon/resctrl-mon/test/proctest"
@@ -758,7 +759,7 @@ func TestBesideHooks(t *testing.T) {
 	}
 	e.startAdapter(Options{}) // a second adapter: a Synchronize that knows only pod A
 
-	inv, err := inventory.Open(e.cfg)
+	inv, err := inventory.Open(e.cfg, resctrlfs.MountFor(e.cfg.ResctrlSimulator))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -31,6 +31,7 @@ import (
 	"github.com/resctrl-mon/resctrl-mon/lib/harden"
 	"github.com/resctrl-mon/resctrl-mon/lib/logging"
 	"github.com/resctrl-mon/resctrl-mon/lib/permission"
+	"github.com/resctrl-mon/resctrl-mon/lib/resctrlfs"
 	"github.com/resctrl-mon/resctrl-mon/nri-adapter/nriplugin"
 )
 
@@ -123,6 +124,7 @@ func run(ctx context.Context, args []string, stderr io.Writer) int {
 		inv.export.Ready = func(a net.Addr) { log.Info("serving /metrics and /healthz", "address", a.String()) }
 		inv.export.Collectors = []prometheus.Collector{p.Collector()}
 		inv.export.Healthy, inv.export.Readiness = p.Live, p.Ready
+		inv.export.Mount = resctrlfs.MountFor(cfg.ResctrlSimulator)
 		n, nerr := exporter.NewNode(cfg, inv.export)
 		if nerr != nil {
 			fmt.Fprintf(stderr, "resctrl-mon-nri: not started: %v\n", nerr)

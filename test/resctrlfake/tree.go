@@ -15,6 +15,10 @@ import (
 //   - mbm-event: counter assignment mode (AMD ABMC, Linux ≥ 6.18), bandwidth Unassigned
 //     where no counter is.
 //
+// test/resctrltree's whole-mount trees of the same names link to these as their active pod's
+// group: one copy of these counters for the fake and the read side's fixture tests (a change
+// here changes what those tests and the golden scrapes expect).
+//
 //go:embed testdata
 var trees embed.FS
 

@@ -2,13 +2,15 @@
 // the bundle's config.json, turn them into the lifecycle's plain facts (a Placement, a
 // Departure), write one log line, and choose the exit code, all inside a time budget. A
 // failing createRuntime hook stops the container from starting, so only the fail-closed
-// policy ever makes it fail; a poststop hook never fails (runtimes only warn about it).
+// policy ever makes it fail; a poststop hook never fails (runtimes only warn about it). The
+// policy's decision is config.FailurePolicy.Decide, the one every front end takes.
 // What touches resctrl runs in a child the hook can leave behind: a vfork child per system
 // call for a container joining its pod's live group (join.go), a worker process, a second
 // start of the hook's binary, for everything else (worker.go).
 package hook
 
 import (
+	"context"
 	"fmt"
 	"io"
 	"log/slog"
@@ -154,13 +156,13 @@ func Run(start time.Time, w *Worker, stage string, stdin io.Reader, stderr io.Wr
 	if out.Detail != "" {
 		attrs = append(attrs, "detail", out.Detail)
 	}
-	if err == nil {
-		log.Info("hook", attrs...)
-		return 0
+	v := cfg.FailurePolicy.Decide(config.Call{Err: err, Starts: stage == CreateRuntime})
+	if err != nil {
+		attrs = append(attrs, "err", err)
 	}
-	log.Error("hook", append(attrs, "err", err)...)
-	if stage == CreateRuntime && cfg.FailurePolicy == config.FailClosed {
-		fmt.Fprintf(stderr, "resctrl-mon: container %s not started (failurePolicy: closed): %v\n", out.Container, err)
+	log.Log(context.Background(), v.Level(), "hook", attrs...)
+	if v == config.Refuse {
+		fmt.Fprintln(stderr, config.Refusal("resctrl-mon: container "+out.Container+" not started", err))
 		return 1
 	}
 	return 0

@@ -52,14 +52,6 @@ const (
 	NoPodSkip     NoPodPolicy = "skip"      // it is not monitored
 )
 
-// FailurePolicy says whether a container may start when it could not be placed.
-type FailurePolicy string
-
-const (
-	FailOpen   FailurePolicy = "open"   // start it, log, record the pod as pending (default)
-	FailClosed FailurePolicy = "closed" // refuse to start it, saying why
-)
-
 // MBMAssignment says who decides which groups hold the few bandwidth counters of the
 // kernel's mbm_event mode (Linux ≥ 6.18, AMD ABMC); other modes have nothing to decide.
 type MBMAssignment string

@@ -70,9 +70,10 @@ func TestOptOutHonouredOnlyInListedNamespaces(t *testing.T) {
 func TestRefusedAnnotationsAreCounted(t *testing.T) {
 	t.Parallel()
 	cfg := parseConfig(t, "annotations: {optOutNamespaces: [infra]}\nmbmAssignment: policy\nmbmAssignmentNamespaces: [infra]\n")
-	e, fake := newFakeEnv(t, 4, func(c *config.Config) {
+	e := newEnv(t, bareFake(4), withConfig(func(c *config.Config) {
 		c.Annotations, c.MBMAssignment, c.MBMAssignmentNamespaces = cfg.Annotations, cfg.MBMAssignment, cfg.MBMAssignmentNamespaces
-	})
+	}))
+	fake := e.fake
 	fake.ForgetTasks()
 	pid := os.Getpid()
 	hidden := crio(podA, sbA) // namespace default
@@ -97,9 +98,10 @@ func TestRefusedAnnotationsAreCounted(t *testing.T) {
 		t.Errorf("failure.annotation counted %d, want 2 (%v)", n, counts)
 	}
 	// In a listed namespace both are honoured and nothing is counted.
-	e2, fake2 := newFakeEnv(t, 4, func(c *config.Config) {
+	e2 := newEnv(t, bareFake(4), withConfig(func(c *config.Config) {
 		c.Annotations, c.MBMAssignment, c.MBMAssignmentNamespaces = cfg.Annotations, cfg.MBMAssignment, cfg.MBMAssignmentNamespaces
-	})
+	}))
+	fake2 := e2.fake
 	fake2.ForgetTasks()
 	greedy[identity.CRIOPodNamespace] = "infra"
 	if _, err := e2.create("b1", pid, greedy); err != nil {

@@ -9,11 +9,7 @@ import (
 	"strconv"
 	"strings"
 	"syscall"
-	"testing"
-	"time"
 
-	"github.com/resctrl-mon/resctrl-mon/lib/cgroup"
-	"github.com/resctrl-mon/resctrl-mon/lib/config"
 	"github.com/resctrl-mon/resctrl-mon/lib/resctrlfs"
 	"github.com/resctrl-mon/resctrl-mon/test/proctest"
 	"github.com/resctrl-mon/resctrl-mon/test/resctrlfake"
@@ -36,49 +32,6 @@ import (
 // here that runs on the simulator runs on the fake too, and without root: what only the
 // simulator shows (a kernel that hangs, say) is tested by the front ends that meet it
 // (hooks/hook, nri-adapter/nriplugin, lib/wrapper, test/e2e).
-
-// newEnvFunc builds a test's env with the simulator's options and an edit of the config.
-type newEnvFunc func(t *testing.T, o resctrlsim.Options, edit func(*config.Config)) *env
-
-// onBoth runs body as two parallel subtests, "fake" and "sim", its newEnv on the fake and
-// on the simulator.
-func onBoth(t *testing.T, body func(t *testing.T, newEnv newEnvFunc)) {
-	t.Helper()
-	simenv.Both[newEnvFunc](t, newFakeEnvLike, newEnv, body)
-}
-
-// newFakeEnvLike is newEnv's env on the fake, set up as the simulator with the same options
-// would be (simenv.Fake: RMIDs, limbo, L3 domains, counter assignment; what it does not
-// model fails the test, which then runs on the simulator only).
-//
-// Its Manager reads which cgroup a process is in from a /proc of the test's own
-// (proctest.FakeProc): the processes e.proc starts are where the test process is, as the
-// host's /proc shows them; those e.hold starts are in cgroups of their own, which need no
-// root.
-func newFakeEnvLike(t *testing.T, o resctrlsim.Options, edit func(*config.Config)) *env {
-	t.Helper()
-	fe := simenv.Fake(t, o)
-	cfg := fe.Config
-	if edit != nil {
-		edit(&cfg)
-	}
-	e := fakeEnv(t, fe.Fake, fe.Groups, cfg)
-	e.cgproc = proctest.NewFakeProc(t)
-	e.m.cg = cgroup.Host{Proc: e.cgproc.Dir}
-	return e
-}
-
-// fakeEnv is an env whose Manager reaches resctrl through rs, the fake or a wrapper of it.
-func fakeEnv(t *testing.T, fake *resctrlfake.Resctrl, rs resctrlfs.Groups, cfg config.Config) *env {
-	t.Helper()
-	m, err := NewWith(cfg, slog.New(slog.DiscardHandler), rs)
-	if err != nil {
-		t.Fatal(err)
-	}
-	e := &env{t: t, fake: fake, rs: rs, cfg: cfg, m: m, now: time.Now()}
-	m.SetClock(func() time.Time { return e.now })
-	return e
-}
 
 // tasks lists the thread ids in the tasks file at group: a monitoring group's, a class's
 // own group's ("gold") or the root group's (""). The fake keeps no class's or root's list:

@@ -10,7 +10,6 @@ import (
 	"github.com/resctrl-mon/resctrl-mon/lib/container"
 	"github.com/resctrl-mon/resctrl-mon/lib/identity"
 	"github.com/resctrl-mon/resctrl-mon/lib/vocab"
-	"github.com/resctrl-mon/resctrl-mon/test/resctrlsim"
 )
 
 // An allocation class removed while a pod runs in it (rmdir of the control group: the
@@ -21,7 +20,7 @@ import (
 // made again once the class is. Simulator only: the fake has no class directories.
 func TestReconcileClassRemoved(t *testing.T) {
 	t.Parallel()
-	e := newEnv(t, resctrlsim.Options{}, nil)
+	e := newEnv(t)
 	e.mkClass("gold")
 	in := e.hold(0)
 	e.intoClass("gold", in.Pid)

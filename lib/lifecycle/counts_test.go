@@ -15,10 +15,11 @@ import (
 // included, so the exporter can serve them; snapshots are counted by kind.
 func TestOutcomesAreCountedBySource(t *testing.T) {
 	t.Parallel()
-	e, fake := newFakeEnv(t, 1, func(c *config.Config) {
+	e := newEnv(t, bareFake(1), withConfig(func(c *config.Config) {
 		c.Retention = config.Duration(time.Minute)
 		c.SnapshotDir = t.TempDir()
-	})
+	}))
+	fake := e.fake
 	fake.ForgetTasks() // the containers' processes are this test's own
 	e.m.CountAs(vocab.SourceHook)
 	pid, b1 := os.Getpid(), e.proc()

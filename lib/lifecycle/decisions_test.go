@@ -19,7 +19,8 @@ import (
 
 func TestDecidePodLifetimeAndRetention(t *testing.T) {
 	t.Parallel()
-	e, fake := newFakeEnv(t, 8, func(c *config.Config) { c.Retention = config.Duration(time.Minute) })
+	e := newEnv(t, bareFake(8), withConfig(func(c *config.Config) { c.Retention = config.Duration(time.Minute) }))
+	fake := e.fake
 	fake.ForgetTasks()
 	pid := os.Getpid()
 	for id, want := range map[string]vocab.Action{"c1": vocab.Created} {
@@ -50,7 +51,8 @@ func TestDecidePodLifetimeAndRetention(t *testing.T) {
 // gets one: every recorded container's tasks move in, and the pod says it is late.
 func TestDecidePendingPodCompletedWhole(t *testing.T) {
 	t.Parallel()
-	e, fake := newFakeEnv(t, 1, func(c *config.Config) { c.Retention = 0 })
+	e := newEnv(t, bareFake(1), withConfig(func(c *config.Config) { c.Retention = 0 }))
+	fake := e.fake
 	pa, p1 := e.proc(), e.proc()
 	if _, err := e.create("a1", pa, fakeCrio(podA)); err != nil {
 		t.Fatal(err)
@@ -74,7 +76,8 @@ func TestDecidePendingPodCompletedWhole(t *testing.T) {
 // unless the group is bound to a newer sandbox of the same pod.
 func TestDecideSandbox(t *testing.T) {
 	t.Parallel()
-	e, fake := newFakeEnv(t, 8, nil)
+	e := newEnv(t, bareFake(8))
+	fake := e.fake
 	fake.ForgetTasks()
 	sb := crio(podA, sbA)
 	sb[identity.CRIOContainerType] = "sandbox"
@@ -94,7 +97,7 @@ func TestDecideSandbox(t *testing.T) {
 
 func TestDecideRefusals(t *testing.T) {
 	t.Parallel()
-	e, _ := newFakeEnv(t, 8, nil)
+	e := newEnv(t, bareFake(8))
 	if _, err := e.create("c1", os.Getpid(), crio(podA, sbA)); err != nil {
 		t.Fatal(err)
 	}
@@ -113,7 +116,8 @@ func TestDecideRefusals(t *testing.T) {
 // However many pods come and go, the state dir keeps a bounded number of files.
 func TestStateStaysBounded(t *testing.T) {
 	t.Parallel()
-	e, fake := newFakeEnv(t, 64, func(c *config.Config) { c.Retention = config.Duration(time.Second) })
+	e := newEnv(t, bareFake(64), withConfig(func(c *config.Config) { c.Retention = config.Duration(time.Second) }))
+	fake := e.fake
 	fake.ForgetTasks()
 	for i := range 3000 {
 		id := "c" + uid(i)[24:]
@@ -166,7 +170,8 @@ func TestDecideDepartureWithoutGroup(t *testing.T) {
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			t.Parallel()
-			e, fake := newFakeEnv(t, 8, func(c *config.Config) { c.Retention = 0 })
+			e := newEnv(t, bareFake(8), withConfig(func(c *config.Config) { c.Retention = 0 }))
+			fake := e.fake
 			fake.ForgetTasks()
 			c.before(e, fake)
 			out := e.stop("c1", c.ann)

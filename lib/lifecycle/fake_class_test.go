@@ -32,7 +32,8 @@ func TestFakePlaceClassed(t *testing.T) {
 	} {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
-			e, fake := newFakeEnv(t, 8, nil)
+			e := newEnv(t, bareFake(8))
+			fake := e.fake
 			fake.JoinClass(pid, c.initIn)
 			group := GroupPath(c.class, podA)
 			out, err := e.place("c1", pid, crio(podA, sbA), c.class)
@@ -64,7 +65,8 @@ func TestFakePlaceClassed(t *testing.T) {
 // mismatch, and the group keeps only the first container's task.
 func TestFakeJoinClassed(t *testing.T) {
 	t.Parallel()
-	e, fake := newFakeEnv(t, 8, nil)
+	e := newEnv(t, bareFake(8))
+	fake := e.fake
 	first, joiner := e.proc(), os.Getpid()
 	fake.JoinClass(first, "gold")
 	if out, err := e.place("c1", first, crio(podA, sbA), "gold"); err != nil || out.Action != vocab.Created {

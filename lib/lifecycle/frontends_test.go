@@ -9,7 +9,6 @@ import (
 	"github.com/resctrl-mon/resctrl-mon/lib/container"
 	"github.com/resctrl-mon/resctrl-mon/lib/identity"
 	"github.com/resctrl-mon/resctrl-mon/lib/vocab"
-	"github.com/resctrl-mon/resctrl-mon/test/resctrlsim"
 )
 
 // What front ends other than the hook need: the NRI adapter runs beside hooks on one node,
@@ -21,7 +20,7 @@ import (
 func TestPlaceTwiceIsOnePlacement(t *testing.T) {
 	t.Parallel()
 	onBoth(t, func(t *testing.T, newEnv newEnvFunc) {
-		e := newEnv(t, resctrlsim.Options{}, nil)
+		e := newEnv(t)
 		p := e.proc()
 		group := "mon_groups/" + podA
 		first, err := e.create("c1", p, crio(podA, sbA))
@@ -58,7 +57,7 @@ func TestPlaceTwiceIsOnePlacement(t *testing.T) {
 func TestLatePlacementMovesTheWholeCgroup(t *testing.T) {
 	t.Parallel()
 	onBoth(t, func(t *testing.T, newEnv newEnvFunc) {
-		e := newEnv(t, resctrlsim.Options{}, nil)
+		e := newEnv(t)
 		in := e.hold(2)
 		in.release()
 		out, err := e.m.Place(Placement{ContainerID: "c1", Pid: in.Pid, Pod: identity.Identity{Runtime: identity.NRI, PodUID: podA, SandboxID: sbA}, Late: true})
@@ -94,7 +93,7 @@ func TestLatePlacementMovesTheWholeCgroup(t *testing.T) {
 func TestSecondDepartureKeepsTheIdleClock(t *testing.T) {
 	t.Parallel()
 	onBoth(t, func(t *testing.T, newEnv newEnvFunc) {
-		e := newEnv(t, resctrlsim.Options{}, func(c *config.Config) { c.Retention = config.Duration(time.Minute) })
+		e := newEnv(t, withConfig(func(c *config.Config) { c.Retention = config.Duration(time.Minute) }))
 		p := e.placed("c1", crio(podA, sbA))
 		crash(t, p)
 		e.stop("c1", crio(podA, sbA))
@@ -114,7 +113,7 @@ func TestSecondDepartureKeepsTheIdleClock(t *testing.T) {
 func TestReconcileWithGivenIdentity(t *testing.T) {
 	t.Parallel()
 	onBoth(t, func(t *testing.T, newEnv newEnvFunc) {
-		e := newEnv(t, resctrlsim.Options{}, nil)
+		e := newEnv(t)
 		in := e.hold(0)
 		in.release()
 		sandbox := e.hold(0)

@@ -34,8 +34,8 @@ func withOneIdleOneLive(t *testing.T, body func(t *testing.T, e *env, c *churn, 
 		t.Run(fmt.Sprintf("limbo %v", lim), func(t *testing.T) {
 			t.Parallel()
 			onBoth(t, func(t *testing.T, newEnv newEnvFunc) {
-				e := newEnv(t, resctrlsim.Options{NumRMIDs: 3, Limbo: lim, LimboInterval: 20 * time.Millisecond},
-					func(c *config.Config) { c.RMIDReclaim = config.RMIDReclaimIdle })
+				e := newEnv(t, simOpts(resctrlsim.Options{NumRMIDs: 3, Limbo: lim, LimboInterval: 20 * time.Millisecond}),
+					withConfig(func(c *config.Config) { c.RMIDReclaim = config.RMIDReclaimIdle }))
 				c := &churn{env: e}
 				n1, pid1, _, err := c.start()
 				if err != nil {

@@ -11,7 +11,6 @@ import (
 	"github.com/resctrl-mon/resctrl-mon/lib/procfs"
 	"github.com/resctrl-mon/resctrl-mon/lib/vocab"
 	"github.com/resctrl-mon/resctrl-mon/test/resctrlfake"
-	"github.com/resctrl-mon/resctrl-mon/test/resctrlsim"
 )
 
 // countingResctrl counts how threads reach the groups: goresctrl's class-checked Assign
@@ -53,7 +52,8 @@ func (c *countingResctrl) reset() (assigns int, writes [][]int) {
 // (TestFakePlaceClassed).
 func TestDecideJoinWritesTasksOnce(t *testing.T) {
 	t.Parallel()
-	e, fake := newFakeEnv(t, 8, nil)
+	e := newEnv(t, bareFake(8))
+	fake := e.fake
 	rs := &countingResctrl{Resctrl: fake}
 	m, err := NewWith(e.cfg, e.m.log, rs)
 	if err != nil {
@@ -97,7 +97,7 @@ func TestJoinRefusedOutsideTheClass(t *testing.T) {
 		} {
 			t.Run(name, func(t *testing.T) {
 				t.Parallel()
-				e := newEnv(t, resctrlsim.Options{}, nil)
+				e := newEnv(t)
 				for _, cl := range []string{"gold", "silver"} {
 					e.mkClass(cl)
 				}
@@ -134,7 +134,7 @@ func TestJoinRefusedOutsideTheClass(t *testing.T) {
 func TestJoinClassedMultiThreadedInit(t *testing.T) {
 	t.Parallel()
 	onBoth(t, func(t *testing.T, newEnv newEnvFunc) {
-		e := newEnv(t, resctrlsim.Options{}, nil)
+		e := newEnv(t)
 		e.mkClass("gold")
 		into := func(pid int) { e.intoClass("gold", pid) }
 		first := e.proc()

@@ -8,7 +8,6 @@ import (
 
 	"github.com/resctrl-mon/resctrl-mon/lib/config"
 	"github.com/resctrl-mon/resctrl-mon/lib/vocab"
-	"github.com/resctrl-mon/resctrl-mon/test/resctrlsim"
 )
 
 // NRI's second departure of a container (RemoveContainer after StopContainer) changes
@@ -30,7 +29,7 @@ func TestSecondDeparture(t *testing.T) {
 		}
 		t.Run("a pod with other containers", func(t *testing.T) {
 			t.Parallel()
-			e := newEnv(t, resctrlsim.Options{}, nil)
+			e := newEnv(t)
 			for _, id := range []string{"c1", "c2"} {
 				if _, err := e.create(id, e.proc(), crio(podA, sbA)); err != nil {
 					t.Fatal(err)
@@ -50,7 +49,7 @@ func TestSecondDeparture(t *testing.T) {
 		})
 		t.Run("the last container, retention running", func(t *testing.T) {
 			t.Parallel()
-			e := newEnv(t, resctrlsim.Options{}, func(c *config.Config) { c.Retention = config.Duration(time.Minute) })
+			e := newEnv(t, withConfig(func(c *config.Config) { c.Retention = config.Duration(time.Minute) }))
 			p := e.placed("c1", crio(podA, sbA))
 			crash(t, p)
 			if o := e.stop("c1", crio(podA, sbA)); o.Action != vocab.Idle {
@@ -66,7 +65,7 @@ func TestSecondDeparture(t *testing.T) {
 		})
 		t.Run("retention 0, a removal to retry", func(t *testing.T) {
 			t.Parallel()
-			e := newEnv(t, resctrlsim.Options{}, func(c *config.Config) { c.Retention = 0 })
+			e := newEnv(t, withConfig(func(c *config.Config) { c.Retention = 0 }))
 			p := e.placed("c1", crio(podA, sbA))
 			// The init still runs at the first departure: the group keeps it.
 			if o := e.stop("c1", crio(podA, sbA)); o.Action != vocab.Kept {
@@ -79,7 +78,7 @@ func TestSecondDeparture(t *testing.T) {
 		})
 		t.Run("a container recorded without its binding", func(t *testing.T) {
 			t.Parallel()
-			e := newEnv(t, resctrlsim.Options{}, nil)
+			e := newEnv(t)
 			for _, id := range []string{"c1", "c2"} {
 				if _, err := e.create(id, e.proc(), crio(podA, sbA)); err != nil {
 					t.Fatal(err)

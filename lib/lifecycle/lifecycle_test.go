@@ -2,7 +2,6 @@ package lifecycle
 
 import (
 	"errors"
-	"log/slog"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -23,7 +22,6 @@ import (
 	"github.com/resctrl-mon/resctrl-mon/test/proctest"
 	"github.com/resctrl-mon/resctrl-mon/test/resctrlfake"
 	"github.com/resctrl-mon/resctrl-mon/test/resctrlsim"
-	"github.com/resctrl-mon/resctrl-mon/test/simenv"
 )
 
 const (
@@ -47,29 +45,11 @@ type env struct {
 	m    *Manager
 	now  time.Time
 	// cgproc is the /proc the fake's Manager reads cgroups from (nil on the simulator,
-	// whose Manager reads the host's): see newFakeEnvLike.
+	// whose Manager reads the host's): see inMemory.
 	cgproc *proctest.FakeProc
 
 	mu   sync.Mutex
 	pids []int // the processes proc started
-}
-
-// newEnv is the test's env on the simulator (it skips without root or FUSE).
-func newEnv(t *testing.T, simOpts resctrlsim.Options, edit func(*config.Config)) *env {
-	t.Helper()
-	simOpts.Debug = true
-	se := simenv.New(t, simOpts)
-	sim, cfg := se.Sim, se.Config
-	if edit != nil {
-		edit(&cfg)
-	}
-	m, err := New(cfg, slog.New(slog.DiscardHandler))
-	if err != nil {
-		t.Fatal(err)
-	}
-	e := &env{t: t, sim: sim, cfg: cfg, m: m, now: time.Now()}
-	m.now = func() time.Time { return e.now }
-	return e
 }
 
 // proc starts a process standing in for a container's init.
@@ -131,7 +111,7 @@ func (e *env) stop(id string, a map[string]string) Outcome {
 func TestPodLifetime(t *testing.T) {
 	t.Parallel()
 	onBoth(t, func(t *testing.T, newEnv newEnvFunc) {
-		e := newEnv(t, resctrlsim.Options{}, func(c *config.Config) { c.Retention = 0 })
+		e := newEnv(t, withConfig(func(c *config.Config) { c.Retention = 0 }))
 		p1, p2 := e.proc(), e.proc()
 		out, err := e.create("c1", p1, crio(strings.ToUpper(strings.ReplaceAll(podA, "-", "")), sbA))
 		if err != nil || out.Action != "created" {
@@ -207,7 +187,7 @@ func crash(t *testing.T, pids ...int) {
 func TestRetention(t *testing.T) {
 	t.Parallel()
 	onBoth(t, func(t *testing.T, newEnv newEnvFunc) {
-		e := newEnv(t, resctrlsim.Options{}, func(c *config.Config) { c.Retention = config.Duration(time.Minute) })
+		e := newEnv(t, withConfig(func(c *config.Config) { c.Retention = config.Duration(time.Minute) }))
 		group := "mon_groups/" + podA
 		p := e.placed("c1", crio(podA, sbA))
 		rmid := e.rmid(group)
@@ -260,7 +240,7 @@ func lifeSnapshots(t *testing.T, dir, group string) []snapshot.Name {
 func TestSweep(t *testing.T) {
 	t.Parallel()
 	onBoth(t, func(t *testing.T, newEnv newEnvFunc) {
-		e := newEnv(t, resctrlsim.Options{}, func(c *config.Config) { c.Retention = config.Duration(time.Minute) })
+		e := newEnv(t, withConfig(func(c *config.Config) { c.Retention = config.Duration(time.Minute) }))
 		for _, pod := range []string{podA, podB} {
 			p := e.placed("c-"+pod, crio(pod, sbA))
 			crash(t, p)
@@ -279,7 +259,7 @@ func TestSweep(t *testing.T) {
 func TestOutOfRMIDsIsPending(t *testing.T) {
 	t.Parallel()
 	onBoth(t, func(t *testing.T, newEnv newEnvFunc) {
-		e := newEnv(t, resctrlsim.Options{NumRMIDs: 2}, nil)
+		e := newEnv(t, simOpts(resctrlsim.Options{NumRMIDs: 2}))
 		if _, err := e.create("a1", e.proc(), crio(podA, sbA)); err != nil {
 			t.Fatal(err)
 		}
@@ -302,7 +282,7 @@ func TestOutOfRMIDsIsPending(t *testing.T) {
 func TestForeignGroupsAreNotOurs(t *testing.T) {
 	t.Parallel()
 	onBoth(t, func(t *testing.T, newEnv newEnvFunc) {
-		e := newEnv(t, resctrlsim.Options{}, func(c *config.Config) { c.Retention = 0 })
+		e := newEnv(t, withConfig(func(c *config.Config) { c.Retention = 0 }))
 		for _, g := range []string{"mon_groups/" + podA, "mon_groups/c1"} { // another tool's, runc's per-container
 			e.mkdir(g)
 		}
@@ -325,7 +305,7 @@ func TestForeignGroupsAreNotOurs(t *testing.T) {
 func TestSpoofedPodIsRefused(t *testing.T) {
 	t.Parallel()
 	onBoth(t, func(t *testing.T, newEnv newEnvFunc) {
-		e := newEnv(t, resctrlsim.Options{}, nil)
+		e := newEnv(t)
 		if _, err := e.create("c1", e.proc(), crio(podA, sbA)); err != nil {
 			t.Fatal(err)
 		}
@@ -359,7 +339,7 @@ func TestSpoofedPodIsRefused(t *testing.T) {
 func TestAllocationClass(t *testing.T) {
 	t.Parallel()
 	onBoth(t, func(t *testing.T, newEnv newEnvFunc) {
-		e := newEnv(t, resctrlsim.Options{}, nil)
+		e := newEnv(t)
 		e.mkClass("gold")
 		p := e.proc()
 		// As runc does with linux.intelRdt.closID before createRuntime hooks run.
@@ -383,7 +363,7 @@ func TestAllocationClass(t *testing.T) {
 func TestAllocationClassMultiThreadedInit(t *testing.T) {
 	t.Parallel()
 	onBoth(t, func(t *testing.T, newEnv newEnvFunc) {
-		e := newEnv(t, resctrlsim.Options{}, nil)
+		e := newEnv(t)
 		e.mkClass("gold")
 		p := threadedInit(t)
 		e.intoClass("gold", p)
@@ -403,7 +383,7 @@ func TestAllocationClassMultiThreadedInit(t *testing.T) {
 func TestBadInput(t *testing.T) {
 	t.Parallel()
 	onBoth(t, func(t *testing.T, newEnv newEnvFunc) {
-		e := newEnv(t, resctrlsim.Options{}, nil)
+		e := newEnv(t)
 		p := e.proc()
 		for name, c := range map[string]struct {
 			id   string
@@ -433,10 +413,10 @@ func TestBadInput(t *testing.T) {
 func TestOptOutAndNamespaces(t *testing.T) {
 	t.Parallel()
 	onBoth(t, func(t *testing.T, newEnv newEnvFunc) {
-		e := newEnv(t, resctrlsim.Options{}, func(c *config.Config) {
+		e := newEnv(t, withConfig(func(c *config.Config) {
 			c.Namespaces.Exclude = []string{"kube-system"}
 			c.NoPod = config.NoPodSkip
-		})
+		}))
 		for name, a := range map[string]map[string]string{
 			"opted out": func() map[string]string { a := crio(podA, sbA); a["resctrl-mon.io/disable"] = "true"; return a }(),
 			"excluded":  func() map[string]string { a := crio(podA, sbA); a[identity.CRIOPodNamespace] = "kube-system"; return a }(),
@@ -453,7 +433,7 @@ func TestOptOutAndNamespaces(t *testing.T) {
 func TestParallelContainers(t *testing.T) {
 	t.Parallel()
 	onBoth(t, func(t *testing.T, newEnv newEnvFunc) {
-		e := newEnv(t, resctrlsim.Options{}, func(c *config.Config) { c.Retention = 0 })
+		e := newEnv(t, withConfig(func(c *config.Config) { c.Retention = 0 }))
 		pods := []string{podA, podB, "22222222-2222-3333-4444-555555555555", "33333333-2222-3333-4444-555555555555", "44444444-2222-3333-4444-555555555555"}
 		var wg sync.WaitGroup
 		pids := make([]int, 50)
@@ -505,7 +485,7 @@ func TestParallelContainers(t *testing.T) {
 func TestSandboxStopEndsThePod(t *testing.T) {
 	t.Parallel()
 	onBoth(t, func(t *testing.T, newEnv newEnvFunc) {
-		e := newEnv(t, resctrlsim.Options{}, nil) // retention 5m
+		e := newEnv(t) // retention 5m
 		sandbox := crio(podA, sbA)
 		sandbox[identity.CRIOContainerType] = "sandbox"
 		ps, pc := e.proc(), e.proc()
@@ -531,7 +511,7 @@ func TestSandboxStopEndsThePod(t *testing.T) {
 func TestRecreatedGroupIsANewLife(t *testing.T) {
 	t.Parallel()
 	onBoth(t, func(t *testing.T, newEnv newEnvFunc) {
-		e := newEnv(t, resctrlsim.Options{}, nil)
+		e := newEnv(t)
 		if _, err := e.create("c1", e.proc(), crio(podA, sbA)); err != nil {
 			t.Fatal(err)
 		}
@@ -560,9 +540,9 @@ func TestRecreatedGroupIsANewLife(t *testing.T) {
 func TestBeginOfAVanishedGroupIsPruned(t *testing.T) {
 	t.Parallel()
 	onBoth(t, func(t *testing.T, newEnv newEnvFunc) {
-		e := newEnv(t, resctrlsim.Options{}, func(c *config.Config) {
+		e := newEnv(t, withConfig(func(c *config.Config) {
 			c.Retention, c.SnapshotMaxAge = 0, config.Duration(time.Hour)
-		})
+		}))
 		p := e.placed("c1", crio(podA, sbA))
 		crash(t, p)
 		e.remount() // the group vanishes behind our back

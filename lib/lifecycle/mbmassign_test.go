@@ -38,11 +38,11 @@ func newAssignEnv(t *testing.T, newEnv newEnvFunc) *assignEnv {
 
 // newAssignEnvOn is newAssignEnv on a kernel of the given options (8 counters a domain).
 func newAssignEnvOn(t *testing.T, newEnv newEnvFunc, o resctrlsim.Options) *assignEnv {
-	e := newEnv(t, o, func(c *config.Config) {
+	e := newEnv(t, simOpts(o), withConfig(func(c *config.Config) {
 		c.MBMAssignment = config.MBMAssignPolicy
 		c.MBMAssignmentHold = config.Duration(5 * time.Minute)
 		c.Retention = config.Duration(time.Hour)
-	})
+	}))
 	a := &assignEnv{env: e, log: &bytes.Buffer{}}
 	e.m.log = slog.New(slog.NewTextHandler(a.log, nil))
 	for i := range 9 {

@@ -7,7 +7,6 @@ import (
 
 	"github.com/resctrl-mon/resctrl-mon/lib/container"
 	"github.com/resctrl-mon/resctrl-mon/lib/identity"
-	"github.com/resctrl-mon/resctrl-mon/test/resctrlsim"
 )
 
 // The hook's front end: a container's name is the one its runtime put in the spec's
@@ -16,7 +15,7 @@ import (
 // beside its cgroup; a container with none (runc, podman) is recorded without one.
 func TestPlaceRecordsContainerName(t *testing.T) {
 	t.Parallel()
-	e, _ := newFakeEnv(t, 8, nil)
+	e := newEnv(t, bareFake(8))
 	containerd := func(name string) map[string]string {
 		return map[string]string{identity.ContainerdPodUID: podA, identity.ContainerdSandboxID: sbA, identity.ContainerdContainerType: "container",
 			identity.ContainerdPodNamespace: "default", identity.ContainerdPodName: "web", identity.ContainerdContainerName: name}
@@ -53,7 +52,7 @@ func TestPlaceRecordsContainerName(t *testing.T) {
 func TestReconcileRecordsContainerNames(t *testing.T) {
 	t.Parallel()
 	onBoth(t, func(t *testing.T, newEnv newEnvFunc) {
-		e := newEnv(t, resctrlsim.Options{}, nil)
+		e := newEnv(t)
 		// Each in a cgroup of its own, as containers are: reconcile moves a cgroup's tasks.
 		hold := func() int { in := e.hold(0); in.release(); return in.Pid }
 		pid := hold()

@@ -41,8 +41,8 @@ func TestReclaimWithLimbo(t *testing.T) {
 
 func testReclaimWithLimbo(t *testing.T, newEnv newEnvFunc, occ uint64, stays int) {
 	// The node: 6 RMIDs, 5 idle groups; the worker every 50ms.
-	e := newEnv(t, resctrlsim.Options{NumRMIDs: 6, Limbo: true, LimboInterval: 50 * time.Millisecond},
-		func(c *config.Config) { c.RMIDReclaim = config.RMIDReclaimIdle })
+	e := newEnv(t, simOpts(resctrlsim.Options{NumRMIDs: 6, Limbo: true, LimboInterval: 50 * time.Millisecond}),
+		withConfig(func(c *config.Config) { c.RMIDReclaim = config.RMIDReclaimIdle }))
 	c := &churn{env: e}
 	b := e.backend()
 	for range 5 {
@@ -123,7 +123,7 @@ func testReclaimWithLimbo(t *testing.T, newEnv newEnvFunc, occ uint64, stays int
 func TestReclaimWaitsForLimboBounded(t *testing.T) {
 	t.Parallel()
 	onBoth(t, func(t *testing.T, newEnv newEnvFunc) {
-		e := newEnv(t, resctrlsim.Options{NumRMIDs: 3, LimboTime: time.Hour}, nil)
+		e := newEnv(t, simOpts(resctrlsim.Options{NumRMIDs: 3, LimboTime: time.Hour}))
 		c := &churn{env: e}
 		for range 2 {
 			n, pid, _, err := c.start()
@@ -147,7 +147,7 @@ func TestReclaimWaitsForLimboBounded(t *testing.T) {
 func TestCompletePendingAwaitsLimbo(t *testing.T) {
 	t.Parallel()
 	onBoth(t, func(t *testing.T, newEnv newEnvFunc) {
-		e := newEnv(t, resctrlsim.Options{NumRMIDs: 3, Limbo: true, LimboInterval: 50 * time.Millisecond}, nil)
+		e := newEnv(t, simOpts(resctrlsim.Options{NumRMIDs: 3, Limbo: true, LimboInterval: 50 * time.Millisecond}))
 		c := &churn{env: e}
 		_, first, _, err := c.start()
 		if err != nil {

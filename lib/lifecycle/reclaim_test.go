@@ -28,7 +28,7 @@ func sbN(n int) string { return fmt.Sprintf("%064x", n+1) }
 func TestExpiredGroupWithTasksIsJoined(t *testing.T) {
 	t.Parallel()
 	onBoth(t, func(t *testing.T, newEnv newEnvFunc) {
-		e := newEnv(t, resctrlsim.Options{}, func(c *config.Config) { c.Retention = config.Duration(time.Minute) })
+		e := newEnv(t, withConfig(func(c *config.Config) { c.Retention = config.Duration(time.Minute) }))
 		group := "mon_groups/" + podA
 		survivor := e.placed("c1", crio(podA, sbA)) // still running: its poststop came first
 		e.stop("c1", crio(podA, sbA))
@@ -59,7 +59,7 @@ type churn struct {
 }
 
 func newChurn(t *testing.T, newEnv newEnvFunc, reclaim config.RMIDReclaim) *churn {
-	e := newEnv(t, resctrlsim.Options{NumRMIDs: 6}, func(c *config.Config) { c.RMIDReclaim = reclaim })
+	e := newEnv(t, simOpts(resctrlsim.Options{NumRMIDs: 6}), withConfig(func(c *config.Config) { c.RMIDReclaim = reclaim }))
 	return &churn{env: e}
 }
 
@@ -202,7 +202,7 @@ func TestReclaimSparesGroupsWithTasks(t *testing.T) {
 func TestLimboIsPending(t *testing.T) {
 	t.Parallel()
 	onBoth(t, func(t *testing.T, newEnv newEnvFunc) {
-		e := newEnv(t, resctrlsim.Options{NumRMIDs: 3, LimboTime: time.Hour}, nil)
+		e := newEnv(t, simOpts(resctrlsim.Options{NumRMIDs: 3, LimboTime: time.Hour}))
 		a, b := e.proc(), e.proc()
 		for i, p := range []int{a, b} {
 			if _, err := e.create(fmt.Sprintf("c%d", i), p, crio(podN(i), sbN(i))); err != nil {

@@ -8,7 +8,6 @@ import (
 	"github.com/resctrl-mon/resctrl-mon/lib/container"
 	"github.com/resctrl-mon/resctrl-mon/lib/identity"
 	"github.com/resctrl-mon/resctrl-mon/lib/vocab"
-	"github.com/resctrl-mon/resctrl-mon/test/resctrlsim"
 )
 
 // peersGroup makes the group another tool makes for a pod: the nri-plugins resctrl-mon plugin
@@ -28,7 +27,7 @@ func (e *env) peersGroup(uid string, pid int) string {
 func TestReconcileLeavesPeersGroup(t *testing.T) {
 	t.Parallel()
 	onBoth(t, func(t *testing.T, newEnv newEnvFunc) {
-		e := newEnv(t, resctrlsim.Options{}, func(c *config.Config) { c.Retention = 0 })
+		e := newEnv(t, withConfig(func(c *config.Config) { c.Retention = 0 }))
 		in := e.hold(0)
 		in.release()
 		g := e.peersGroup(podA, in.Pid)
@@ -58,7 +57,7 @@ func TestReconcileLeavesPeersGroup(t *testing.T) {
 func TestReconcileAdopt(t *testing.T) {
 	t.Parallel()
 	onBoth(t, func(t *testing.T, newEnv newEnvFunc) {
-		e := newEnv(t, resctrlsim.Options{}, func(c *config.Config) { c.Retention = 0 })
+		e := newEnv(t, withConfig(func(c *config.Config) { c.Retention = 0 }))
 		in := e.hold(0)
 		in.release()
 		g := e.peersGroup(podA, in.Pid)

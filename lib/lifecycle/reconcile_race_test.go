@@ -15,7 +15,6 @@ import (
 	"github.com/resctrl-mon/resctrl-mon/lib/identity"
 	"github.com/resctrl-mon/resctrl-mon/lib/registry"
 	"github.com/resctrl-mon/resctrl-mon/test/proctest"
-	"github.com/resctrl-mon/resctrl-mon/test/resctrlsim"
 )
 
 // Reconcile reads every process's cgroups once, then may wait up to reconcileLockWait for a
@@ -25,7 +24,7 @@ import (
 func TestReconcileChecksCgroupAtWrite(t *testing.T) {
 	t.Parallel()
 	onBoth(t, func(t *testing.T, newEnv newEnvFunc) {
-		e := newEnv(t, resctrlsim.Options{}, nil)
+		e := newEnv(t)
 		in := e.hold(0)
 		in.release()
 		idn := identity.Identity{Runtime: identity.NRI, PodUID: podA, SandboxID: sbA, Namespace: "default", PodName: "web"}

@@ -6,7 +6,6 @@ import (
 	"testing"
 
 	"github.com/resctrl-mon/resctrl-mon/lib/vocab"
-	"github.com/resctrl-mon/resctrl-mon/test/resctrlsim"
 )
 
 // An uninstall releases every owned group, running tasks and all: the tasks go on in the
@@ -15,7 +14,7 @@ import (
 func TestReleaseAll(t *testing.T) {
 	t.Parallel()
 	onBoth(t, func(t *testing.T, newEnv newEnvFunc) {
-		e := newEnv(t, resctrlsim.Options{}, nil)
+		e := newEnv(t)
 		a := e.placed("c1", crio(podA, sbA))
 		b := e.placed("c2", crio(podB, sbB))
 		e.mkdir("mon_groups/foreign")

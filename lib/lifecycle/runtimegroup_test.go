@@ -32,11 +32,12 @@ func TestRuntimeGroupRemoved(t *testing.T) {
 	} {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
-			e, fake := newFakeEnv(t, 8, func(cfg *config.Config) {
+			e := newEnv(t, bareFake(8), withConfig(func(cfg *config.Config) {
 				if c.perCtr {
 					cfg.Granularity = config.PerContainer
 				}
-			})
+			}))
+			fake := e.fake
 			pid, id := os.Getpid(), strings.Repeat("ab", 32)
 			fake.JoinClass(pid, c.class)
 			theirs, err := fake.RuntimeGroup(c.class, id, pid)
@@ -78,7 +79,8 @@ func TestRuntimeGroupRemoved(t *testing.T) {
 // someone else's, and left.
 func TestRuntimeGroupLeftWithoutEnableMonitoring(t *testing.T) {
 	t.Parallel()
-	e, fake := newFakeEnv(t, 8, nil)
+	e := newEnv(t, bareFake(8))
+	fake := e.fake
 	pid, id := os.Getpid(), strings.Repeat("cd", 32)
 	other := "mon_groups/" + id
 	if err := fake.Mkdir(other); err != nil {
@@ -96,7 +98,8 @@ func TestRuntimeGroupLeftWithoutEnableMonitoring(t *testing.T) {
 // where the runtime put it.
 func TestRuntimeGroupKeptWhenPlacementFails(t *testing.T) {
 	t.Parallel()
-	e, fake := newFakeEnv(t, 8, nil)
+	e := newEnv(t, bareFake(8))
+	fake := e.fake
 	pid, id := os.Getpid(), strings.Repeat("ef", 32)
 	// The spec names class gold, the runtime put the init (and its group) in silver: the
 	// kernel refuses the move.

@@ -79,7 +79,8 @@ func TestFakeSnapshotReadings(t *testing.T) {
 	} {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
-			e, fake := newFakeEnv(t, 8, func(c *config.Config) { c.SnapshotDir, c.Retention = t.TempDir(), 0 })
+			e := newEnv(t, bareFake(8), withConfig(func(c *config.Config) { c.SnapshotDir, c.Retention = t.TempDir(), 0 }))
+			fake := e.fake
 			fake.ForgetTasks()
 			fake.UseTree(resctrlfake.Tree(t, c.tree))
 			if c.assign {
@@ -117,7 +118,8 @@ func TestFakeSnapshotReadings(t *testing.T) {
 // container its place; the failure is recorded and counted as a snapshot's.
 func TestFakeSnapshotCountersFail(t *testing.T) {
 	t.Parallel()
-	e, fake := newFakeEnv(t, 8, func(c *config.Config) { c.SnapshotDir, c.Retention = t.TempDir(), 0 })
+	e := newEnv(t, bareFake(8), withConfig(func(c *config.Config) { c.SnapshotDir, c.Retention = t.TempDir(), 0 }))
+	fake := e.fake
 	fake.UseTree(resctrlfake.Tree(t, "l3"))
 	fake.FailNext(resctrlfake.OpCounters, 1, syscall.EIO)
 	pid := e.proc()
@@ -155,9 +157,10 @@ func TestFakeSnapshotCountersFail(t *testing.T) {
 // going on, however old: its .end, when it comes, has its pair.
 func TestFakeSnapshotPruneKeepsLiveBegin(t *testing.T) {
 	t.Parallel()
-	e, fake := newFakeEnv(t, 8, func(c *config.Config) {
+	e := newEnv(t, bareFake(8), withConfig(func(c *config.Config) {
 		c.SnapshotDir, c.Retention, c.SnapshotMaxAge = t.TempDir(), 0, config.Duration(time.Hour)
-	})
+	}))
+	fake := e.fake
 	fake.ForgetTasks()
 	fake.UseTree(resctrlfake.Tree(t, "l3"))
 	for _, c := range []struct{ id, pod string }{{"a1", podA}, {"b1", podB}} {

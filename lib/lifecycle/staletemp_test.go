@@ -15,7 +15,7 @@ import (
 // leaves alone one that a writer may still be about to rename.
 func TestSweepRemovesOldTempFiles(t *testing.T) {
 	t.Parallel()
-	e, _ := newFakeEnv(t, 2, nil)
+	e := newEnv(t, bareFake(2))
 	dir := e.m.Store().Dir()
 	var old, fresh []string
 	for _, sub := range []string{"groups", "containers"} {

@@ -8,7 +8,6 @@ import (
 	"github.com/resctrl-mon/resctrl-mon/lib/cgroup"
 	"github.com/resctrl-mon/resctrl-mon/lib/procfs"
 	"github.com/resctrl-mon/resctrl-mon/test/proctest"
-	"github.com/resctrl-mon/resctrl-mon/test/resctrlsim"
 )
 
 // stillInit is Place's last word before the write: the init is where its runtime put it and
@@ -18,7 +17,7 @@ import (
 func TestStillInit(t *testing.T) {
 	t.Parallel()
 	onBoth(t, func(t *testing.T, newEnv newEnvFunc) {
-		e := newEnv(t, resctrlsim.Options{}, nil)
+		e := newEnv(t)
 		in, other := e.hold(0), e.hold(0)
 		gone, end := proctest.Asleep(t)
 		goneStat, err := procfs.ReadStat(gone)

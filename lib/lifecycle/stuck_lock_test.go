@@ -21,7 +21,7 @@ import (
 //
 // Not parallel: it counts the whole process's goroutines and threads.
 func TestPlacementsOnAStuckLockLeaveNoWaiters(t *testing.T) {
-	e, _ := newFakeEnv(t, 8, nil)
+	e := newEnv(t, bareFake(8))
 	pod := uid(1)
 	proctest.HoldFlock(t, filepath.Join(e.cfg.StateDir, "locks", pod+".lock"))
 	pid := e.proc()

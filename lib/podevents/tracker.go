@@ -1,6 +1,7 @@
 package podevents
 
 import (
+	"errors"
 	"fmt"
 	"time"
 
@@ -122,7 +123,9 @@ func (t *Tracker) due(r registry.Record, s *seen) []Event {
 	case r.Pending != "":
 		s.wasPending = true
 		why := clip.String(r.Pending)
-		if t.policy == config.FailClosed {
+		// A pending pod is a failed placement of each container it starts: the policy's
+		// decision on that says whether they wait (refused) or run unplaced.
+		if t.policy.Decide(config.Call{Err: errors.New(r.Pending), Starts: true}) == config.Refuse {
 			if !done[Refused] {
 				out = append(out, ev(Refused, "resctrl-mon could not give the pod a monitoring group, and failurePolicy closed keeps its containers from starting until it can: %s", why))
 			}

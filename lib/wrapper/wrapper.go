@@ -17,6 +17,7 @@
 package wrapper
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -73,18 +74,18 @@ func Prepare(args, environ []string, tid int, stderr io.Writer) (Exec, error) {
 		return x, nil // every other command: straight to the runtime, nothing read or logged
 	}
 	res, err := work(cmd, cfg, cfgErr, hooksFor(cfg, cfgPath, environ), tid, start)
+	// Every command the wrapper works for starts a container (create, run) or a process in
+	// one (exec). One it cannot read for sure (a newer runtime's flag) runs unplaced under
+	// either policy (config.Call.Unreadable says why), and the log says why.
+	v := cfg.FailurePolicy.Decide(config.Call{Err: err, Starts: true, Unreadable: errors.Is(err, ErrUnreadable)})
 	// An exec that went well is not logged: exec probes run every few seconds in every pod
 	// that has one, and a line (and a syslog connection) each would be noise and cost. One
 	// into a pending pod is, as every call that leaves something unplaced.
-	if err != nil || cmd.Name != "exec" || res.action == actionPending {
-		logCall(cfg, stderr, cmd, res, err, start)
+	if v != config.Proceed || cmd.Name != "exec" || res.action == actionPending {
+		logCall(cfg, stderr, cmd, res, err, v, start)
 	}
-	// A command line the wrapper cannot read for sure (a newer runtime's flag) is never
-	// refused: the runtime knows its own flags, and refusing every create or exec of an
-	// engine that passes one would stop the node, exec probes and all, for want of a table
-	// entry here. It runs unplaced, and the log says why.
-	if err != nil && cfg.FailurePolicy == config.FailClosed && !errors.Is(err, ErrUnreadable) {
-		err = fmt.Errorf("%s %s not run (failurePolicy: closed): %w", cmd.Name, cmd.ContainerID, err)
+	if v == config.Refuse {
+		err = config.Refusal(cmd.Name+" "+cmd.ContainerID+" not run", err)
 		fmt.Fprintf(stderr, "%s: %v\n", Prog, err)
 		return x, err
 	}
@@ -206,8 +207,9 @@ func hooksFor(cfg config.Config, cfgPath string, environ []string) map[string]sp
 	return out
 }
 
-// logCall writes one line about a create, a run or a failed exec.
-func logCall(cfg config.Config, stderr io.Writer, cmd Command, r result, err error, start time.Time) {
+// logCall writes one line about a create, a run or a failed exec, at the level of v, the
+// failure policy's verdict on it.
+func logCall(cfg config.Config, stderr io.Writer, cmd Command, r result, err error, v config.Verdict, start time.Time) {
 	// A line syslog does not take within a quarter of the budget's tail is dropped: a
 	// stalled journal must not hold the runtime's command past the budget either.
 	tail := budget.Tail(time.Duration(cfg.HookBudget))
@@ -223,8 +225,7 @@ func logCall(cfg config.Config, stderr io.Writer, cmd Command, r result, err err
 		attrs = append(attrs, "unknown_flags", strings.Join(cmd.Unknown, " "))
 	}
 	if err != nil {
-		log.Error("runtime", append(attrs, "err", err)...)
-		return
+		attrs = append(attrs, "err", err)
 	}
-	log.Info("runtime", attrs...)
+	log.Log(context.Background(), v.Level(), "runtime", attrs...)
 }

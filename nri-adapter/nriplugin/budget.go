@@ -98,12 +98,13 @@ func overBudget(m *lifecycle.Manager, late error, inBackground, notDone string) 
 	return err
 }
 
-// notPlaced says what becomes of a container whose placement was never started.
-func notPlaced(event string, policy config.FailurePolicy) string {
+// notPlaced says what becomes of a container whose placement was never started, v being
+// what the failure policy makes of that.
+func notPlaced(event string, v config.Verdict) string {
 	switch {
 	case event != "StartContainer":
 		return "the container runs unplaced until the next Synchronize (the adapter's restart) places it, late"
-	case policy == config.FailClosed:
+	case v == config.Refuse:
 		return "the container was not placed, and is refused"
 	}
 	return "the container starts unplaced; its PostStartContainer places it late if a worker is free by then, " +

@@ -255,7 +255,8 @@ func (p *Plugin) PostStartContainer(_ context.Context, pod *api.PodSandbox, ctr 
 // errNoInit: neither the runtime nor the container's cgroup named the process to place.
 var errNoInit = errors.New("no init to place")
 
-// place turns the event into a Placement. Only the fail-closed policy fails the container.
+// place turns the event into a Placement. Only the fail-closed policy fails the container
+// (config.FailurePolicy.Decide, the one decision of every front end).
 // initOf finds the process to place (see createdInit, runningInit); it runs within the
 // event's budget, since it may read every process's cgroup.
 func (p *Plugin) place(event string, pod *api.PodSandbox, ctr *api.Container, initOf func(*api.Container) int, late bool) error {
@@ -293,7 +294,7 @@ func (p *Plugin) place(event string, pod *api.PodSandbox, ctr *api.Container, in
 		if late != nil {
 			out = lifecycle.Outcome{Container: ctr.GetId(), Pod: idn.PodUID}
 			err = overBudget(m, late, "the container is not placed yet (resctrl or the pod's lock is slow); if that fails, the next Synchronize or reconcile completes the pod",
-				notPlaced(event, cfg.FailurePolicy))
+				notPlaced(event, cfg.FailurePolicy.Decide(startCall(event, late))))
 		}
 	}
 	if errors.Is(err, errNoInit) {
@@ -310,18 +311,25 @@ func (p *Plugin) place(event string, pod *api.PodSandbox, ctr *api.Container, in
 	if out.Detail != "" {
 		attrs = append(attrs, "detail", out.Detail)
 	}
+	v := cfg.FailurePolicy.Decide(startCall(event, err))
 	if err == nil {
 		if !late && (out.Action == vocab.Created || out.Action == vocab.Joined) {
 			p.seen.Placed(ctr.GetId())
 		}
-		log.Info("placed", attrs...)
-		return nil
+	} else {
+		attrs = append(attrs, "err", err)
 	}
-	log.Error("placed", append(attrs, "err", err)...)
-	if cfg.FailurePolicy == config.FailClosed && event == "StartContainer" {
-		return fmt.Errorf("resctrl-mon: container %s not started (failurePolicy: closed): %w", ctr.GetId(), err)
+	log.Log(context.Background(), v.Level(), "placed", attrs...)
+	if v == config.Refuse {
+		return config.Refusal("resctrl-mon: container "+ctr.GetId()+" not started", err)
 	}
 	return nil
+}
+
+// startCall is a placement event as the failure policy sees it: the runtime starts the
+// container once StartContainer returns; PostStartContainer places one that runs already.
+func startCall(event string, err error) config.Call {
+	return config.Call{Err: err, Starts: event == "StartContainer"}
 }
 
 // StopContainer: the container leaves its pod's group; the group stays for the retention

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/resctrl-mon/resctrl-mon/lib/resctrlfs"
 	"github.com/resctrl-mon/resctrl-mon/lib/vocab"
 )
 
@@ -37,8 +38,8 @@ func TestFakePlaceClassed(t *testing.T) {
 			group := GroupPath(c.class, podA)
 			out, err := e.place("c1", pid, crio(podA, sbA), c.class)
 			if c.want != "" {
-				if !errors.Is(err, ErrClassMismatch) || !strings.Contains(err.Error(), c.want) {
-					t.Errorf("placed %+v, %v; want %v saying %q", out, err, ErrClassMismatch, c.want)
+				if !errors.Is(err, resctrlfs.ErrClassMismatch) || !strings.Contains(err.Error(), c.want) {
+					t.Errorf("placed %+v, %v; want %v saying %q", out, err, resctrlfs.ErrClassMismatch, c.want)
 				}
 				if fake.Exists(group) || fake.Count() != 0 {
 					t.Errorf("a group was left for the refused container")
@@ -71,8 +72,8 @@ func TestFakeJoinClassed(t *testing.T) {
 		t.Fatalf("the pod's first container: %+v, %v", out, err)
 	}
 	_, err := e.place("c2", joiner, crio(podA, sbA), "gold")
-	if !errors.Is(err, ErrClassMismatch) {
-		t.Errorf("a joiner left in the root: %v, want %v", err, ErrClassMismatch)
+	if !errors.Is(err, resctrlfs.ErrClassMismatch) {
+		t.Errorf("a joiner left in the root: %v, want %v", err, resctrlfs.ErrClassMismatch)
 	}
 	if tasks, _ := fake.Tasks("gold/mon_groups/" + podA); !tasks[first] || tasks[joiner] {
 		t.Errorf("the group holds %v: want %d and not %d", tasks, first, joiner)

@@ -165,7 +165,7 @@ func TestReclaimedRMIDGoesToThePodItWasFreedFor(t *testing.T) {
 		if !slices.Contains(c.tasks("mon_groups/"+podN(n3)), pid3) {
 			t.Errorf("pod %d's container is not in its group", n3)
 		}
-		if !errors.Is(joinErr, ErrNoRMIDs) || joinOut.Action != vocab.Pending {
+		if !errors.Is(joinErr, resctrlfs.ErrNoRMID) || joinOut.Action != vocab.Pending {
 			t.Errorf("pod 1's container arriving during the reclaim: %+v, %v; want pending", joinOut, joinErr)
 		}
 	})

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/resctrl-mon/resctrl-mon/lib/procfs"
+	"github.com/resctrl-mon/resctrl-mon/lib/resctrlfs"
 	"github.com/resctrl-mon/resctrl-mon/lib/vocab"
 	"github.com/resctrl-mon/resctrl-mon/test/resctrlfake"
 	"github.com/resctrl-mon/resctrl-mon/test/resctrlsim"
@@ -109,8 +110,8 @@ func TestJoinRefusedOutsideTheClass(t *testing.T) {
 					t.Fatalf("the pod's first container: %+v, %v", out, err)
 				}
 				out, err := e.place("c2", joiner, crio(podA, sbA), c.class)
-				if !errors.Is(err, ErrClassMismatch) {
-					t.Errorf("a joiner outside its group's class: %+v, %v, want %v", out, err, ErrClassMismatch)
+				if !errors.Is(err, resctrlfs.ErrClassMismatch) {
+					t.Errorf("a joiner outside its group's class: %+v, %v, want %v", out, err, resctrlfs.ErrClassMismatch)
 				}
 				if got := e.tasks(group); slices.Contains(got, joiner) || !slices.Contains(got, first) {
 					t.Errorf("the group holds %v: want the first init %d and not the joiner %d", got, first, joiner)

@@ -10,11 +10,10 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/intel/goresctrl/pkg/monitor"
-
 	"github.com/resctrl-mon/resctrl-mon/lib/identity"
 	"github.com/resctrl-mon/resctrl-mon/lib/procfs"
 	"github.com/resctrl-mon/resctrl-mon/lib/registry"
+	"github.com/resctrl-mon/resctrl-mon/lib/resctrlfs"
 	"github.com/resctrl-mon/resctrl-mon/lib/vocab"
 )
 
@@ -249,7 +248,7 @@ func (m *Manager) reserve(p Placement, name string, st procfs.Stat, out *Outcome
 // undoReserve handles a group that could not be made, after the container was recorded.
 func (m *Manager) undoReserve(tx *registry.Tx, id string, owned bool, out *Outcome, err error) error {
 	switch {
-	case errors.Is(err, ErrNoRMIDs):
+	case errors.Is(err, resctrlfs.ErrNoRMID):
 		// Remember the pod so a later call or reconcile completes it.
 		tx.Rec.Pending = err.Error()
 		err = errors.Join(err, tx.Save())
@@ -330,7 +329,7 @@ func (m *Manager) admit(tx *registry.Tx, p Placement) error {
 	}
 	if rec.Class != p.Class {
 		return fmt.Errorf("%w: the pod's group is under class %q, this container runs in %q; a group cannot span classes",
-			ErrClassMismatch, ClassLabel(rec.Class), ClassLabel(p.Class))
+			resctrlfs.ErrClassMismatch, ClassLabel(rec.Class), ClassLabel(p.Class))
 	}
 	idn := p.Pod
 	if idn.SandboxID != "" && rec.SandboxID != "" && idn.SandboxID != rec.SandboxID {
@@ -354,7 +353,7 @@ func (m *Manager) ensureGroup(rec registry.Record, owned bool) (created bool, re
 	}
 	if reclaimed, err = m.ensureReclaiming(rec.Group, rec.Class, false); err != nil {
 		if noRMID(err) {
-			return false, reclaimed, fmt.Errorf("%w for %s: %s", ErrNoRMIDs, rec.Path, m.kernelSays())
+			return false, reclaimed, fmt.Errorf("%w for %s: %s", resctrlfs.ErrNoRMID, rec.Path, m.kernelSays())
 		}
 		return false, reclaimed, fmt.Errorf("create %s: %w%s", rec.Path, err, m.kernelSaysSuffix())
 	}
@@ -391,11 +390,11 @@ func (m *Manager) moveThreads(name, class string, pid int) (moved, skipped int, 
 			err = m.rs.Assign(name, pid)
 		}
 		err = m.assignResult(name, pid, classed, pid, err, &moved, &skipped)
-		if errors.Is(err, syscall.EINVAL) && !errors.Is(err, ErrClassMismatch) {
+		if errors.Is(err, syscall.EINVAL) && !errors.Is(err, resctrlfs.ErrClassMismatch) {
 			// The kernel moves a task into a monitoring group only from the group's own
 			// class: the init is not where the container's spec says it is.
 			err = fmt.Errorf("%w: the container's init is not in the allocation class its spec names, %s, where its group is "+
-				"(did the runtime apply linux.intelRdt?): %w", ErrClassMismatch, ClassLabel(class), err)
+				"(did the runtime apply linux.intelRdt?): %w", resctrlfs.ErrClassMismatch, ClassLabel(class), err)
 		}
 		return err
 	}
@@ -523,8 +522,8 @@ func (m *Manager) assignResult(name string, tid int, classed bool, leader int, e
 	case errors.Is(err, syscall.ESRCH), errors.Is(err, os.ErrNotExist):
 	case classed && tid != leader && errors.Is(err, syscall.EINVAL):
 		*skipped++
-	case errors.Is(err, monitor.ErrClassMismatch):
-		return fmt.Errorf("%w: %w", ErrClassMismatch, err)
+	case errors.Is(err, resctrlfs.ErrClassMismatch):
+		return err
 	default:
 		return fmt.Errorf("move thread %d into %s: %w%s", tid, name, err, m.kernelSaysSuffix())
 	}

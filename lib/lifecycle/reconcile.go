@@ -15,6 +15,7 @@ import (
 	"github.com/resctrl-mon/resctrl-mon/lib/identity"
 	"github.com/resctrl-mon/resctrl-mon/lib/procfs"
 	"github.com/resctrl-mon/resctrl-mon/lib/registry"
+	"github.com/resctrl-mon/resctrl-mon/lib/resctrlfs"
 	"github.com/resctrl-mon/resctrl-mon/lib/vocab"
 )
 
@@ -223,7 +224,7 @@ func (m *Manager) reconcileLive(w *wanted, cgroups cgroup.Index, o ReconcileOpti
 			if !noRMID(err) {
 				return fmt.Errorf("create %s: %w%s", w.path, err, m.kernelSaysSuffix())
 			}
-			tx.Rec.Pending = fmt.Sprintf("%s for %s: %s", ErrNoRMIDs, w.path, m.kernelSays())
+			tx.Rec.Pending = fmt.Sprintf("%s for %s: %s", resctrlfs.ErrNoRMID, w.path, m.kernelSays())
 			if len(acts) > 0 {
 				acts = acts[:len(acts)-1]
 			}

@@ -25,9 +25,9 @@ import (
 // in-memory fake (test/resctrlfake), without root or FUSE.
 //
 // Names are monitoring group names (the directory under mon_groups/); paths are below the
-// resctrl root ("mon_groups/<name>" or "<class>/mon_groups/<name>"). Errors keep goresctrl's
-// sentinels (monitor.ErrNoRMIDs, monitor.ErrClassMismatch) and the kernel's errnos, so
-// callers test them with errors.Is.
+// resctrl root ("mon_groups/<name>" or "<class>/mon_groups/<name>"). Errors wrap the seam's
+// sentinels (ErrNoRMID, ErrClassMismatch, ErrNotTracked: errors.go) and keep the kernel's
+// errnos, so callers test them with errors.Is and never import goresctrl.
 type Groups interface {
 	// Ensure creates the group under class ("" for the root), or adopts it if it exists.
 	Ensure(name, class string) error
@@ -106,10 +106,10 @@ func (k *Kernel) WriteAssignment(path, line string) error { return WriteAssignme
 
 func (k *Kernel) Ensure(name, class string) error {
 	_, err := k.mon.EnsureGroup(name, class)
-	return err
+	return fromMonitor(err)
 }
 
-func (k *Kernel) Assign(name string, tid int) error { return k.mon.AssignPID(name, tid) }
+func (k *Kernel) Assign(name string, tid int) error { return fromMonitor(k.mon.AssignPID(name, tid)) }
 
 // Remove is goresctrl's Remove for a group it tracks (made or found by this process); one it
 // does not (made by another process since: a reconcile or a poststop ends groups a hook
@@ -118,7 +118,7 @@ func (k *Kernel) Remove(name, class string) error {
 	k.tasks.Forget(name)
 	err := k.mon.Remove(name)
 	if !errors.Is(err, monitor.ErrNotTracked) {
-		return err
+		return fromMonitor(err)
 	}
 	if k.canon != nil {
 		name = k.canon(name)

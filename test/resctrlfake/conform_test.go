@@ -14,8 +14,6 @@ import (
 	"syscall"
 	"testing"
 
-	"github.com/intel/goresctrl/pkg/monitor"
-
 	"github.com/resctrl-mon/resctrl-mon/lib/lifecycle"
 	"github.com/resctrl-mon/resctrl-mon/lib/resctrlfs"
 	"github.com/resctrl-mon/resctrl-mon/test/resctrlfake"
@@ -100,15 +98,15 @@ func run(t *testing.T, b *backend, script []step) {
 	}
 }
 
-// say words an error as the kernel and goresctrl tell it: goresctrl's sentinel, the errno
-// and, with an errno, last_cmd_status.
+// say words an error as the kernel and goresctrl tell it, through the seam: resctrlfs's
+// sentinel, the errno and, with an errno, last_cmd_status.
 func say(b *backend, err error) string {
 	if err == nil {
 		return "ok"
 	}
 	var words []string
-	for name, e := range map[string]error{"ErrNoRMIDs": monitor.ErrNoRMIDs, "ErrClassMismatch": monitor.ErrClassMismatch,
-		"ErrNotTracked": monitor.ErrNotTracked} {
+	for name, e := range map[string]error{"ErrNoRMID": resctrlfs.ErrNoRMID, "ErrClassMismatch": resctrlfs.ErrClassMismatch,
+		"ErrNotTracked": resctrlfs.ErrNotTracked} {
 		if errors.Is(err, e) {
 			words = append(words, name)
 		}
@@ -212,7 +210,7 @@ func TestConformGroups(t *testing.T) {
 	script := []step{
 		{"mkdir A", ensure(groupA, ""), "ok"},
 		{"mkdir B", ensure(groupB, ""), "ok"},
-		{"mkdir X with no RMID left", ensure(groupX, ""), "ErrNoRMIDs ENOSPC (Out of RMIDs)"},
+		{"mkdir X with no RMID left", ensure(groupX, ""), "ErrNoRMID ENOSPC (Out of RMIDs)"},
 		{"Ensure A again: adopted, no RMID taken", ensure(groupA, ""), "ok"},
 		{"t1 into A", assign(groupA, "t1"), "ok"},
 		{"t2 into A", assign(groupA, "t2"), "ok"},
@@ -228,7 +226,7 @@ func TestConformGroups(t *testing.T) {
 		{"rmdir of a group that is not there", remove(groupM, ""), "ok"},
 		{"rmdir X", remove(groupX, ""), "ok"},
 		{"another process's mkdir of B", outsideMkdir(root(groupB)), "ok"},
-		{"no RMID left", ensure(groupX, ""), "ErrNoRMIDs ENOSPC (Out of RMIDs)"},
+		{"no RMID left", ensure(groupX, ""), "ErrNoRMID ENOSPC (Out of RMIDs)"},
 		{"rmdir of B, made by the other process", remove(groupB, ""), "ok"},
 		{"B after its rmdir", tasks(root(groupB)), "gone"},
 		{"mkdir M in class c", ensure(groupM, "c"), "ok"},
@@ -467,7 +465,7 @@ func TestConformLimbo(t *testing.T) {
 			}, "1048576 true <nil>"},
 			{"mkdir A", ensure(groupA, ""), "ok"},
 			{"mkdir B", ensure(groupB, ""), "ok"},
-			{"mkdir X with every RMID used", ensure(groupX, ""), "ErrNoRMIDs ENOSPC (Out of RMIDs)"},
+			{"mkdir X with every RMID used", ensure(groupX, ""), "ErrNoRMID ENOSPC (Out of RMIDs)"},
 			{"A's lines held at 2 MiB", occupancy(root(groupA), 2<<20, c), "ok"},
 			{"A's llc_occupancy", llc(root(groupA)), "2097152"},
 			{"rmdir A", remove(groupA, ""), "ok"},
@@ -493,7 +491,7 @@ func TestConformLimbo(t *testing.T) {
 			}, "8388608 <nil>"},
 			{"a pass under the raised threshold", pass, "freed 1"},
 			{"mkdir B in X's RMID", ensure(groupB, ""), "ok"},
-			{"mkdir X with every RMID used, limbo empty", ensure(groupX, ""), "ErrNoRMIDs ENOSPC (Out of RMIDs)"},
+			{"mkdir X with every RMID used, limbo empty", ensure(groupX, ""), "ErrNoRMID ENOSPC (Out of RMIDs)"},
 		}
 	}
 	t.Run("fake", func(t *testing.T) {

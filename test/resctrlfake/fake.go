@@ -7,8 +7,6 @@ import (
 	"sync"
 	"syscall"
 
-	"github.com/intel/goresctrl/pkg/monitor"
-
 	"github.com/resctrl-mon/resctrl-mon/lib/resctrlfs"
 )
 
@@ -100,7 +98,7 @@ func (f *Resctrl) Ensure(name, class string) error {
 	}
 	if len(f.groups) >= f.rmids {
 		f.last = "Out of RMIDs"
-		return fmt.Errorf("%w (key %s): %w", monitor.ErrNoRMIDs, name, syscall.ENOSPC)
+		return fmt.Errorf("%w (key %s): %w", resctrlfs.ErrNoRMID, name, syscall.ENOSPC)
 	}
 	f.groups[p], f.paths[name] = &group{class: class, tasks: map[int]bool{}}, p
 	f.assign.onCreate(p)
@@ -114,15 +112,15 @@ func (f *Resctrl) Assign(name string, tid int) error {
 	p := f.paths[name]
 	g, ok := f.groups[p]
 	if !ok {
-		return fmt.Errorf("group %s: %w", name, monitor.ErrNotTracked)
+		return fmt.Errorf("group %s: %w", name, resctrlfs.ErrNotTracked)
 	}
 	if cur := f.class[tid]; cur != "" && cur != g.class {
 		label := g.class
 		if label == "" {
 			label = "(root)"
 		}
-		return fmt.Errorf("%w: pid %d is in control group %q but mon_group %q is under %q",
-			monitor.ErrClassMismatch, tid, cur, name, label)
+		return fmt.Errorf("%w: pid belongs to a different control group: pid %d is in control group %q but mon_group %q is under %q",
+			resctrlfs.ErrClassMismatch, tid, cur, name, label)
 	}
 	return f.write(p, tid)
 }

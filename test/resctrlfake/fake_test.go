@@ -5,7 +5,7 @@ import (
 	"syscall"
 	"testing"
 
-	"github.com/intel/goresctrl/pkg/monitor"
+	"github.com/resctrl-mon/resctrl-mon/lib/resctrlfs"
 )
 
 // The fake refuses what the kernel refuses between classes (the simulator's
@@ -32,7 +32,7 @@ func TestFakeClassBoundary(t *testing.T) {
 	if err := f.Ensure("r", ""); err != nil {
 		t.Fatal(err)
 	}
-	if err := f.Assign("r", tid); !errors.Is(err, monitor.ErrClassMismatch) {
+	if err := f.Assign("r", tid); !errors.Is(err, resctrlfs.ErrClassMismatch) {
 		t.Errorf("a task of c into the root's mon group through goresctrl: %v, want its class mismatch", err)
 	}
 	if err := f.WriteTasks("mon_groups/r", []int{tid}, func(_ int, err error) error { return err }); !errors.Is(err, syscall.EINVAL) {

@@ -64,7 +64,7 @@ func TestDecidePendingPodCompletedWhole(t *testing.T) {
 	if out, err := e.create("b2", e.proc(), fakeCrio(podB)); err != nil || out.Action != vocab.Created {
 		t.Fatalf("b2: %+v, %v", out, err)
 	}
-	tasks, _ := fake.Tasks("mon_groups/" + podB)
+	tasks, _ := fake.Tasks(resctrlfs.Addr{Name: podB})
 	rec, _, _ := e.m.Store().Load(podB)
 	if !tasks[p1] || !rec.LateAssigned || rec.Pending != "" {
 		t.Errorf("the pending pod's first container in the group: %v; late-assigned %v; pending %q", tasks[p1], rec.LateAssigned, rec.Pending)

@@ -24,18 +24,18 @@ type countingResctrl struct {
 	writes  [][]int // the ids of each WriteTasks call
 }
 
-func (c *countingResctrl) Assign(name string, tid int) error {
+func (c *countingResctrl) Assign(g resctrlfs.Addr, tid int) error {
 	c.mu.Lock()
 	c.assigns++
 	c.mu.Unlock()
-	return c.Resctrl.Assign(name, tid)
+	return c.Resctrl.Assign(g, tid)
 }
 
-func (c *countingResctrl) WriteTasks(path string, ids []int, result func(int, error) error) error {
+func (c *countingResctrl) WriteTasks(g resctrlfs.Addr, ids []int, result func(int, error) error) error {
 	c.mu.Lock()
 	c.writes = append(c.writes, slices.Clone(ids))
 	c.mu.Unlock()
-	return c.Resctrl.WriteTasks(path, ids, result)
+	return c.Resctrl.WriteTasks(g, ids, result)
 }
 
 func (c *countingResctrl) reset() (assigns int, writes [][]int) {

@@ -137,6 +137,11 @@ type Outcome struct {
 // GroupPath is a group's path below the resctrl root.
 func GroupPath(class, name string) string { return resctrlfs.GroupPath(class, name) }
 
+// addrOf is the group a record is of: its class and name (its Path is their Path).
+func addrOf(rec registry.Record) resctrlfs.Addr {
+	return resctrlfs.Addr{Class: rec.Class, Name: rec.Group}
+}
+
 // ClassLabel names a class for people: the root group has no name of its own.
 func ClassLabel(c string) string {
 	if c == "" {

@@ -107,7 +107,7 @@ func (m *Manager) Place(p Placement) (out Outcome, err error) {
 	// a concurrent last-stop keeps the group, and other containers of the pod need not wait.
 	// The kernel refuses a thread of another class; goresctrl's check only names the class,
 	// once the kernel has refused the leader: see moveThreads.
-	n, skipped, err := m.moveThreads(name, p.Class, p.Pid)
+	n, skipped, err := m.moveThreads(resctrlfs.Addr{Class: p.Class, Name: name}, p.Pid)
 	out.Threads = n
 	if skipped > 0 {
 		out.Detail = fmt.Sprintf("%d threads outside class %s left (they end at execve)", skipped, p.Class)
@@ -150,13 +150,14 @@ func (m *Manager) stillInit(p Placement, st procfs.Stat) error {
 // placeLate moves every task of a started container's cgroup into its group: the init has
 // forked and exec'd by now, and its children run outside the group.
 func (m *Manager) placeLate(name string, p Placement) (int, error) {
+	g := resctrlfs.Addr{Class: p.Class, Name: name}
 	cgroups, err := m.cg.Index()
 	if err != nil {
 		return 0, err
 	}
 	cg, pids := cgroups.Peers(m.cg, p.Pid)
 	tids := slices.DeleteFunc(processTasks(pids), func(t int) bool { return t == p.Pid })
-	return m.assignIn(name, []cgroupTasks{{cg, tids}}, p.Class != "")
+	return m.assignIn(g, []cgroupTasks{{cg, tids}})
 }
 
 // reserve makes sure the pod's group exists and records the container in it, under the
@@ -292,7 +293,7 @@ func (m *Manager) placeRecorded(tx *registry.Tx, except string) (moved int, err 
 		cg, pids := cgroups.Peers(m.cg, pid)
 		sets = append(sets, cgroupTasks{cg, processTasks(pids)})
 	}
-	return m.assignIn(tx.Rec.Group, sets, tx.Rec.Class != "")
+	return m.assignIn(addrOf(tx.Rec), sets)
 }
 
 // release takes back a reservation whose threads could not be moved, and removes the group
@@ -347,11 +348,11 @@ func (m *Manager) admit(tx *registry.Tx, p Placement) error {
 // ensureGroup makes the group (or checks it is still there). created is true when this call
 // allocated its RMID; reclaimed, the idle group that made room for it (rmidReclaim).
 func (m *Manager) ensureGroup(rec registry.Record, owned bool) (created bool, reclaimed *Step, err error) {
-	existed := m.rs.Exists(rec.Path)
+	existed := m.rs.Exists(addrOf(rec))
 	if existed && !owned {
 		return false, nil, fmt.Errorf("%w: %s", ErrForeign, rec.Path)
 	}
-	if reclaimed, err = m.ensureReclaiming(rec.Group, rec.Class, false); err != nil {
+	if reclaimed, err = m.ensureReclaiming(addrOf(rec), false); err != nil {
 		if noRMID(err) {
 			return false, reclaimed, fmt.Errorf("%w for %s: %s", resctrlfs.ErrNoRMID, rec.Path, m.kernelSays())
 		}
@@ -376,7 +377,8 @@ func (m *Manager) ensureGroup(rec registry.Record, owned bool) (created bool, re
 // the resctrl root and reading every class's tasks (on a node, each such read walks every
 // thread of the node); that check only adds words, the class the init is in, so it runs
 // only once the kernel has refused the leader.
-func (m *Manager) moveThreads(name, class string, pid int) (moved, skipped int, err error) {
+func (m *Manager) moveThreads(g resctrlfs.Addr, pid int) (moved, skipped int, err error) {
+	name, class := g.Name, g.Class
 	classed := class != ""
 	tids, err := procfs.Threads(pid)
 	if err != nil {
@@ -387,7 +389,7 @@ func (m *Manager) moveThreads(name, class string, pid int) (moved, skipped int, 
 		if errors.Is(err, syscall.EINVAL) {
 			// goresctrl's check names the class the init is in (or, if the init moved
 			// meanwhile, places it).
-			err = m.rs.Assign(name, pid)
+			err = m.rs.Assign(g, pid)
 		}
 		err = m.assignResult(name, pid, classed, pid, err, &moved, &skipped)
 		if errors.Is(err, syscall.EINVAL) && !errors.Is(err, resctrlfs.ErrClassMismatch) {
@@ -399,7 +401,7 @@ func (m *Manager) moveThreads(name, class string, pid int) (moved, skipped int, 
 		return err
 	}
 	ids := append([]int{pid}, slices.DeleteFunc(tids, func(t int) bool { return t == pid })...)
-	err = m.rs.WriteTasks(GroupPath(class, name), ids, func(tid int, err error) error {
+	err = m.rs.WriteTasks(g, ids, func(tid int, err error) error {
 		if tid == pid {
 			return leader(err)
 		}
@@ -499,14 +501,15 @@ type cgroupTasks struct {
 // that are not in the class (EINVAL), and those are skipped. The index was read before a lock
 // wait (reconcile waits up to reconcileLockWait for a pod a hook works on), and a pid that
 // exited meanwhile may be another pod's process now.
-func (m *Manager) assignIn(name string, sets []cgroupTasks, classed bool) (moved int, err error) {
+func (m *Manager) assignIn(g resctrlfs.Addr, sets []cgroupTasks) (moved int, err error) {
 	var skipped int
+	classed := g.Class != ""
 	for _, s := range sets {
 		for _, tid := range s.tids {
 			if !m.cg.Still(tid, s.cgroups) {
 				continue
 			}
-			if err := m.assignResult(name, tid, classed, 0, m.rs.Assign(name, tid), &moved, &skipped); err != nil {
+			if err := m.assignResult(g.Name, tid, classed, 0, m.rs.Assign(g, tid), &moved, &skipped); err != nil {
 				return moved, err
 			}
 		}

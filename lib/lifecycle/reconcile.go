@@ -68,6 +68,8 @@ type wanted struct {
 	containers        []container.Container
 }
 
+func (w *wanted) addr() resctrlfs.Addr { return resctrlfs.Addr{Class: w.class, Name: w.name} }
+
 // Reconcile makes resctrl and the registry match the live containers: every live pod has its
 // group with all its tasks in it, and no owned group outlives its pod by more than the
 // retention window. It repairs what a crashed runtime or hook, a poststop that never ran, a
@@ -154,7 +156,7 @@ func (m *Manager) reconcileLive(w *wanted, cgroups cgroup.Index, o ReconcileOpti
 		// One read of the tasks file says whether the group exists and what it holds: on
 		// the timer's common path (everything in place) that is all reconcile touches in
 		// resctrl.
-		in, exists := m.rs.Tasks(w.path)
+		in, exists := m.rs.Tasks(w.addr())
 		missing := m.missingTasks(in, w.containers, cgroups)
 		owned := tx.Owned
 		if owned && tx.Rec.Class != w.class {
@@ -203,7 +205,7 @@ func (m *Manager) reconcileLive(w *wanted, cgroups cgroup.Index, o ReconcileOpti
 			return nil
 		}
 		// goresctrl adopts an existing group or makes a missing one; either way it tracks it.
-		reclaimed, err := m.ensureReclaiming(w.name, w.class, false)
+		reclaimed, err := m.ensureReclaiming(w.addr(), false)
 		if reclaimed != nil {
 			// Before the pod's own step (created, completed, recreated), which a pod left
 			// pending replaces.
@@ -237,7 +239,7 @@ func (m *Manager) reconcileLive(w *wanted, cgroups cgroup.Index, o ReconcileOpti
 			}
 		}
 		// No leader here: reconcile does not reclassify, so threads outside the class stay.
-		moved, err := m.assignIn(w.name, missing, w.class != "")
+		moved, err := m.assignIn(w.addr(), missing)
 		if err != nil {
 			return err
 		}

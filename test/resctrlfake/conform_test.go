@@ -141,12 +141,26 @@ const (
 	groupX = "0000000d-0000-4000-8000-000000000000"
 )
 
+// at is the group at path, as the script names it.
+func at(t *testing.T, path string) resctrlfs.Addr {
+	t.Helper()
+	a, err := resctrlfs.ParseAddr(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return a
+}
+
 func ensure(name, class string) func(*testing.T, *backend, map[string]int) string {
-	return func(_ *testing.T, b *backend, _ map[string]int) string { return say(b, b.rs.Ensure(name, class)) }
+	return func(_ *testing.T, b *backend, _ map[string]int) string {
+		return say(b, b.rs.Ensure(resctrlfs.Addr{Class: class, Name: name}))
+	}
 }
 
 func remove(name, class string) func(*testing.T, *backend, map[string]int) string {
-	return func(_ *testing.T, b *backend, _ map[string]int) string { return say(b, b.rs.Remove(name, class)) }
+	return func(_ *testing.T, b *backend, _ map[string]int) string {
+		return say(b, b.rs.Remove(resctrlfs.Addr{Class: class, Name: name}))
+	}
 }
 
 // outsideMkdir is another process's mkdir of the group at path: not one this process made.
@@ -154,39 +168,39 @@ func outsideMkdir(path string) func(*testing.T, *backend, map[string]int) string
 	return func(t *testing.T, b *backend, _ map[string]int) string { return say(b, b.mkdir(t, path)) }
 }
 
-func assign(name, task string) func(*testing.T, *backend, map[string]int) string {
-	return func(_ *testing.T, b *backend, tids map[string]int) string {
-		return say(b, b.rs.Assign(name, tids[task]))
+func assign(path, task string) func(*testing.T, *backend, map[string]int) string {
+	return func(t *testing.T, b *backend, tids map[string]int) string {
+		return say(b, b.rs.Assign(at(t, path), tids[task]))
 	}
 }
 
 func writeTasks(path, task string) func(*testing.T, *backend, map[string]int) string {
-	return func(_ *testing.T, b *backend, tids map[string]int) string {
-		return say(b, b.rs.WriteTasks(path, []int{tids[task]}, func(_ int, err error) error { return err }))
+	return func(t *testing.T, b *backend, tids map[string]int) string {
+		return say(b, b.rs.WriteTasks(at(t, path), []int{tids[task]}, func(_ int, err error) error { return err }))
 	}
 }
 
 // writeTasksCounted is writeTasks that also says how many results the write gave.
 func writeTasksCounted(path string, names ...string) func(*testing.T, *backend, map[string]int) string {
-	return func(_ *testing.T, b *backend, tids map[string]int) string {
+	return func(t *testing.T, b *backend, tids map[string]int) string {
 		var ids []int
 		for _, n := range names {
 			ids = append(ids, tids[n])
 		}
 		results := 0
-		err := b.rs.WriteTasks(path, ids, func(_ int, err error) error { results++; return err })
+		err := b.rs.WriteTasks(at(t, path), ids, func(_ int, err error) error { results++; return err })
 		return fmt.Sprintf("%s, %d results", say(b, err), results)
 	}
 }
 
 // tasks lists the script's tasks in the group at path, by name; "gone" for no group.
 func tasks(path string) func(*testing.T, *backend, map[string]int) string {
-	return func(_ *testing.T, b *backend, tids map[string]int) string {
-		in, ok := b.rs.Tasks(path)
+	return func(t *testing.T, b *backend, tids map[string]int) string {
+		in, ok := b.rs.Tasks(at(t, path))
 		if !ok {
 			return "gone"
 		}
-		if b.rs.Exists(path) != ok {
+		if b.rs.Exists(at(t, path)) != ok {
 			return "Exists and Tasks disagree"
 		}
 		var names []string
@@ -212,10 +226,10 @@ func TestConformGroups(t *testing.T) {
 		{"mkdir B", ensure(groupB, ""), "ok"},
 		{"mkdir X with no RMID left", ensure(groupX, ""), "ErrNoRMID ENOSPC (Out of RMIDs)"},
 		{"Ensure A again: adopted, no RMID taken", ensure(groupA, ""), "ok"},
-		{"t1 into A", assign(groupA, "t1"), "ok"},
-		{"t2 into A", assign(groupA, "t2"), "ok"},
+		{"t1 into A", assign(root(groupA), "t1"), "ok"},
+		{"t2 into A", assign(root(groupA), "t2"), "ok"},
 		{"A's tasks", tasks(root(groupA)), "[t1 t2]"},
-		{"t1 into B: moved", assign(groupB, "t1"), "ok"},
+		{"t1 into B: moved", assign(root(groupB), "t1"), "ok"},
 		{"A's tasks after the move", tasks(root(groupA)), "[t2]"},
 		{"B's tasks", tasks(root(groupB)), "[t1]"},
 		{"rmdir B", remove(groupB, ""), "ok"},
@@ -238,12 +252,12 @@ func TestConformGroups(t *testing.T) {
 			b.class(t, tids["t3"], "c")
 			return "ok"
 		}, "ok"},
-		{"t3 into the root's A through goresctrl", assign(groupA, "t3"), "ErrClassMismatch"},
+		{"t3 into the root's A through goresctrl", assign(root(groupA), "t3"), "ErrClassMismatch"},
 		{"t3 into the root's A by the tasks file", writeTasks(root(groupA), "t3"), classRefusal},
-		{"t3 into c's M", assign(groupM, "t3"), "ok"},
+		{"t3 into c's M", assign(class(groupM), "t3"), "ok"},
 		{"M's tasks", tasks(class(groupM)), "[t3]"},
 		{"rmdir M: t3 back in c's own group", remove(groupM, "c"), "ok"},
-		{"t3 still of class c", assign(groupA, "t3"), "ErrClassMismatch"},
+		{"t3 still of class c", assign(root(groupA), "t3"), "ErrClassMismatch"},
 		{"rmdir A with t2 in it", remove(groupA, ""), "ok"},
 		{"A after rmdir", tasks(root(groupA)), "gone"},
 	}
@@ -262,6 +276,9 @@ func TestConformGroups(t *testing.T) {
 func g(i int) string { return fmt.Sprintf("mon_groups/%08d-0000-4000-8000-000000000000", i) }
 
 func gname(i int) string { return filepath.Base(g(i)) }
+
+// addr is the i-th group of a counter script.
+func addr(i int) resctrlfs.Addr { return resctrlfs.Addr{Name: gname(i)} }
 
 // free is info/L3_MON as "<mode> counters <d>=<n>;... free <d>=<n>;...".
 func free(_ *testing.T, b *backend, _ map[string]int) string {
@@ -287,7 +304,7 @@ func domains(m map[string]int) string {
 // hold a counter, "none" if none does.
 func held(i int) func(*testing.T, *backend, map[string]int) string {
 	return func(_ *testing.T, b *backend, _ map[string]int) string {
-		ga, err := b.rs.GroupAssignment(g(i))
+		ga, err := b.rs.GroupAssignment(addr(i))
 		if err != nil {
 			return say(b, err)
 		}
@@ -308,7 +325,7 @@ func held(i int) func(*testing.T, *backend, map[string]int) string {
 // unassigned lists the group's counters that read "Unassigned"; "none" if none does.
 func unassigned(i int) func(*testing.T, *backend, map[string]int) string {
 	return func(_ *testing.T, b *backend, _ map[string]int) string {
-		_, missing, err := b.rs.Counters(g(i))
+		_, missing, err := b.rs.Counters(addr(i))
 		if err != nil {
 			return say(b, err)
 		}
@@ -328,7 +345,7 @@ func unassigned(i int) func(*testing.T, *backend, map[string]int) string {
 
 func writeAssign(i int, line string) func(*testing.T, *backend, map[string]int) string {
 	return func(_ *testing.T, b *backend, _ map[string]int) string {
-		return say(b, b.rs.WriteAssignment(g(i), line))
+		return say(b, b.rs.WriteAssignment(addr(i), line))
 	}
 }
 
@@ -431,8 +448,8 @@ func occupancy(path string, bytes uint64, c *limboCtl) func(*testing.T, *backend
 
 // llc is the group's highest llc_occupancy reading.
 func llc(path string) func(*testing.T, *backend, map[string]int) string {
-	return func(_ *testing.T, b *backend, _ map[string]int) string {
-		readings, _, err := b.rs.Counters(path)
+	return func(t *testing.T, b *backend, _ map[string]int) string {
+		readings, _, err := b.rs.Counters(at(t, path))
 		if err != nil {
 			return say(b, err)
 		}

@@ -80,13 +80,13 @@ func (f *Resctrl) Removed() []string {
 // Ensure is mkdir, or adopting the group that is there. A new group in mbm_event mode gets
 // counters as the kernel gives them at mkdir (see SetAssignMode). A name already made under
 // another class is refused, as goresctrl refuses it (with its words).
-func (f *Resctrl) Ensure(name, class string) error {
+func (f *Resctrl) Ensure(g resctrlfs.Addr) error {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	p := resctrlfs.GroupPath(class, name)
+	name, class, p := g.Name, g.Class, g.Path()
 	if old, ok := f.paths[name]; ok && old != p {
-		was, _, _ := splitGroupPath(old) // the group may be gone (Remount): goresctrl still tracks it
-		return fmt.Errorf("key %q already tracked under rdtClass %q, cannot reassign to %q", name, was, class)
+		was, _ := resctrlfs.ParseAddr(old) // the group may be gone (Remount): goresctrl still tracks it
+		return fmt.Errorf("key %q already tracked under rdtClass %q, cannot reassign to %q", name, was.Class, class)
 	}
 	if _, ok := f.groups[p]; ok {
 		f.paths[name] = p
@@ -105,10 +105,12 @@ func (f *Resctrl) Ensure(name, class string) error {
 	return nil
 }
 
-// Assign is goresctrl's AssignPID: its class check, then the kernel's write.
-func (f *Resctrl) Assign(name string, tid int) error {
+// Assign is goresctrl's AssignPID: its class check, then the kernel's write, into the group
+// this process tracks by a's name (goresctrl's key), as resctrlfs.Kernel's Assign.
+func (f *Resctrl) Assign(a resctrlfs.Addr, tid int) error {
 	f.mu.Lock()
 	defer f.mu.Unlock()
+	name := a.Name
 	p := f.paths[name]
 	g, ok := f.groups[p]
 	if !ok {
@@ -153,7 +155,8 @@ func (f *Resctrl) write(p string, tid int) error {
 // A group that is not there (or no longer, between two writes) is the open's error,
 // returned without a result, as resctrlfs.TaskWriter returns it when it cannot open the
 // file (again, after a write to a removed group).
-func (f *Resctrl) WriteTasks(path string, ids []int, result func(int, error) error) error {
+func (f *Resctrl) WriteTasks(g resctrlfs.Addr, ids []int, result func(int, error) error) error {
+	path := g.Path()
 	for _, id := range ids {
 		f.mu.Lock()
 		_, ok := f.groups[path]
@@ -172,10 +175,10 @@ func (f *Resctrl) WriteTasks(path string, ids []int, result func(int, error) err
 	return nil
 }
 
-func (f *Resctrl) Tasks(path string) (map[int]bool, bool) {
+func (f *Resctrl) Tasks(a resctrlfs.Addr) (map[int]bool, bool) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	g, ok := f.groups[path]
+	g, ok := f.groups[a.Path()]
 	out := map[int]bool{}
 	if ok {
 		for t := range g.tasks {
@@ -185,18 +188,19 @@ func (f *Resctrl) Tasks(path string) (map[int]bool, bool) {
 	return out, ok
 }
 
-func (f *Resctrl) Exists(path string) bool { _, ok := f.Tasks(path); return ok }
+func (f *Resctrl) Exists(g resctrlfs.Addr) bool { _, ok := f.Tasks(g); return ok }
 
-// Remove is rmdir of the group name under class, whoever made it, as resctrlfs.Kernel's
-// Remove: the group this process tracks under that name (goresctrl's), else the one at
-// class's mon_groups/name (another process's); one already gone is no error. The group's
-// tasks go back to its class's own group (their class stays), its counters are freed.
-func (f *Resctrl) Remove(name, class string) error {
+// Remove is rmdir of the group at a, whoever made it, as resctrlfs.Kernel's Remove: the
+// group this process tracks under a's name (goresctrl's), else the one at a (another
+// process's); one already gone is no error. The group's tasks go back to its class's own
+// group (their class stays), its counters are freed.
+func (f *Resctrl) Remove(a resctrlfs.Addr) error {
 	f.mu.Lock()
 	defer f.mu.Unlock()
+	name := a.Name
 	p, tracked := f.paths[name]
 	if !tracked {
-		p = resctrlfs.GroupPath(class, name)
+		p = a.Path()
 	}
 	g, ok := f.groups[p]
 	if !ok {
@@ -236,7 +240,8 @@ func (f *Resctrl) SetCounters(path string, readings []resctrlfs.Reading, missing
 // directory. In mbm_event mode a tree's bandwidth counter (mbm_total_bytes, mbm_local_bytes
 // of an L3 domain) the group holds no counter for reads "Unassigned", as the kernel's (and
 // the simulator's) does, whatever the tree says.
-func (f *Resctrl) Counters(path string) ([]resctrlfs.Reading, []resctrlfs.Missing, error) {
+func (f *Resctrl) Counters(a resctrlfs.Addr) ([]resctrlfs.Reading, []resctrlfs.Missing, error) {
+	path := a.Path()
 	f.mu.Lock()
 	g, ok := f.groups[path]
 	tree := f.tree

@@ -6,7 +6,6 @@ import (
 	"io/fs"
 	"log/slog"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -287,61 +286,20 @@ func (g *asideGroups) goresctrl() (*resctrlfs.Kernel, error) {
 	return g.kernel, nil
 }
 
-// WriteTasks writes each id by one write(2) to the group's tasks file, as the kernel's
-// Groups do: the child stops at a failed write, and the ids after it go in a new child if
-// result lets the loop go on. A write that finds the group gone (the file was opened just
-// before) is made once more through a new open.
+// WriteTasks writes the ids aside (resctrlfs.AsideTaskWriter), until the deadline: past it,
+// which ids were written is unknown, and the hook has given up; the container stays
+// recorded, its pod marked late, for reconcile to complete, and the join parks.
 func (g *asideGroups) WriteTasks(a resctrlfs.Addr, ids []int, result func(id int, err error) error) error {
-	name := filepath.Join(g.root, a.Path(), "tasks")
-	p, err := unix.BytePtrFromString(name)
-	if err != nil {
-		return err
+	if g.calls == nil {
+		return errNotJoin
 	}
-	retried := false
-	for len(ids) > 0 {
-		steps := make([]aside.Step, 1, 1+len(ids))
-		steps[0] = aside.Step{Trap: unix.SYS_OPENAT, Args: [4]uintptr{aside.AtFDCWD, uintptr(unsafe.Pointer(p)), unix.O_WRONLY | unix.O_CLOEXEC}, Stop: true}
-		bufs := make([][]byte, len(ids))
-		for i, id := range ids {
-			bufs[i] = strconv.AppendInt(nil, int64(id), 10)
-			bufs[i] = append(bufs[i], '\n')
-			steps = append(steps, aside.Step{Trap: unix.SYS_WRITE, FdOf: 1, Args: [4]uintptr{0, uintptr(unsafe.Pointer(&bufs[i][0])), uintptr(len(bufs[i]))}, Stop: true})
-		}
-		if err := g.run(steps, p, bufs); errors.Is(err, aside.ErrStuck) {
-			// Which ids were written is unknown, and the hook has given up: the container
-			// stays recorded, its pod marked late, for reconcile to complete.
-			g.park()
-		} else if err != nil {
-			return err
-		}
-		if e := steps[0].Errno; e != 0 {
-			return &fs.PathError{Op: "open", Path: name, Err: e}
-		}
-		next := len(ids)
-		for i, s := range steps[1:] {
-			var werr error
-			if s.Errno != 0 {
-				if stale(s.Errno) && !retried {
-					retried, next = true, i
-					break
-				}
-				werr = &fs.PathError{Op: "write", Path: name, Err: s.Errno}
-			}
-			if err := result(ids[i], werr); err != nil {
-				return err
-			}
-			if werr != nil {
-				next = i + 1
-				break
-			}
-		}
-		ids = ids[next:]
+	w := resctrlfs.AsideTaskWriter{Root: g.root, Calls: g.calls, Deadline: g.deadline}
+	err := w.Write(a.Path(), ids, result)
+	if errors.Is(err, aside.ErrStuck) {
+		g.park()
 	}
-	return nil
+	return err
 }
-
-// stale is a write to a tasks file whose group went since it was opened.
-func stale(e syscall.Errno) bool { return e == syscall.ENOENT || e == syscall.ENODEV }
 
 // LastCmdStatus is the kernel's last word, read aside ("" when it cannot be read, by the
 // deadline too: it only adds words to an error).

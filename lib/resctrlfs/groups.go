@@ -61,7 +61,7 @@ type Kernel struct {
 	root  string
 	canon func(string) string
 	mon   *monitor.Manager
-	tasks *TaskWriter
+	tasks *FileTaskWriter
 	// counters reads groups' mon_data, listed once for every group of the mount.
 	counters MonReader
 }

@@ -153,7 +153,7 @@ func (f *Resctrl) write(p string, tid int) error {
 
 // WriteTasks is the kernel's writes through one open tasks file: no class check of its own.
 // A group that is not there (or no longer, between two writes) is the open's error,
-// returned without a result, as resctrlfs.TaskWriter returns it when it cannot open the
+// returned without a result, as a resctrlfs.TaskWriter returns it when it cannot open the
 // file (again, after a write to a removed group).
 func (f *Resctrl) WriteTasks(g resctrlfs.Addr, ids []int, result func(int, error) error) error {
 	path := g.Path()

@@ -361,22 +361,16 @@ func (m *Manager) ensureGroup(rec registry.Record, owned bool) (created bool, re
 	return !existed, reclaimed, nil
 }
 
-// moveThreads moves every thread of the container's init into the group. The runtime's
-// init is a multi-threaded Go (runc) or C program held before execve; only the thread that
-// calls execve survives it, keeping its own RMID, and whatever it forks inherits that. A
-// thread that exited meanwhile is no loss.
+// moveThreads moves every thread of the container's init into the group, before it runs
+// (see the package comment of resctrlfs, "Tasks"). A thread that exited meanwhile is no loss.
+// In an allocation class the init's other threads are refused and skipped, the leader must
+// be placed (runc locks it to the main thread, which makes the execve; "Classes").
 //
-// In an allocation class, runc moved only the init's leader into the class (a tasks write
-// moves one thread), so the kernel refuses its other threads for the class's group (EINVAL).
-// They die at execve, which the leader makes (runc locks it to the main thread), so they
-// are skipped; the leader itself must be placed.
-//
-// Every thread, the leader first, goes through one open tasks file: the kernel itself
-// refuses a task of another class for a monitoring group (EINVAL, which for the leader is
-// the class mismatch). goresctrl's AssignPID checks the class before it writes, by listing
-// the resctrl root and reading every class's tasks (on a node, each such read walks every
-// thread of the node); that check only adds words, the class the init is in, so it runs
-// only once the kernel has refused the leader.
+// Every thread, the leader first, goes through one open tasks file: the kernel's own refusal
+// (EINVAL) is the class check. goresctrl's AssignPID checks the class before it writes, by
+// listing the resctrl root and reading every class's tasks (on a node, each such read walks
+// every thread of the node); that check only adds words, the class the init is in, so it
+// runs only once the kernel has refused the leader.
 func (m *Manager) moveThreads(g resctrlfs.Addr, pid int) (moved, skipped int, err error) {
 	name, class := g.Name, g.Class
 	classed := class != ""
@@ -494,11 +488,11 @@ type cgroupTasks struct {
 	tids    []int
 }
 
-// assignIn writes each task to the group's tasks (goresctrl's AssignPID: one id per write,
-// with its class check), for tasks found through a cgroup index (reconcile, a pending pod's
-// completion): each is written only if it is still in its container's cgroups right before
-// its write. A task that exited is no loss; in an allocation class the kernel refuses tasks
-// that are not in the class (EINVAL), and those are skipped. The index was read before a lock
+// assignIn writes each task to the group's tasks (goresctrl's AssignPID, with its class
+// check), for tasks found through a cgroup index (reconcile, a pending pod's completion):
+// each is written only if it is still in its container's cgroups right before its write. A
+// task that exited is no loss; in an allocation class the tasks outside it are refused and
+// skipped (see the package comment of resctrlfs, "Classes"). The index was read before a lock
 // wait (reconcile waits up to reconcileLockWait for a pod a hook works on), and a pid that
 // exited meanwhile may be another pod's process now.
 func (m *Manager) assignIn(g resctrlfs.Addr, sets []cgroupTasks) (moved int, err error) {

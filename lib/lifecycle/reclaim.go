@@ -54,17 +54,16 @@ func (m *Manager) readLimbo() (limbo, error) {
 // group being made (never a candidate: its lock is held). reclaimed says which group made
 // room, as a step for the caller to report and count.
 //
-// With the kernel's limbo (llc_occupancy monitored: fs/resctrl/monitor.c), the RMID an rmdir
-// frees is dirty until the limbo worker's next pass (every second) reads its occupancy below
-// max_threshold_occupancy: only a group whose occupancy is below it already is ended (see
-// reclaim), and the mkdir then waits for that pass, a bounded time (limboWait), so the new
-// pod gets the RMID in this call, as without limbo. An idle group whose lines are still in
+// With the kernel's limbo (see the package comment of resctrlfs, "RMIDs and limbo"), only a
+// group whose occupancy is below the threshold already is ended (see reclaim), and the mkdir
+// then waits for the worker's next pass, a bounded time (limboWait), so the new pod gets the
+// RMID in this call, as without limbo. An idle group whose lines are still in
 // the cache is never ended: its RMID would stay dirty, the new pod pending anyway, and the
 // idle pod's life ended for nothing. The pod is pending; the sweep completes it once the
 // lines have gone (CompletePending reclaims then).
 //
-// Only ENOSPC is reclaimed from. EBUSY is the kernel's limbo: free RMIDs exist but are
-// still dirty, and ending another group would only add its RMID to them; the pod is
+// Only ENOSPC is reclaimed from. EBUSY is the kernel's limbo (free RMIDs, all still dirty),
+// and ending another group would only add its RMID to them; the pod is
 // pending, as before, and the sweep completes it once an RMID is clean.
 //
 // awaitLimbo (housekeeping: CompletePending, never a placement) waits for the worker's pass

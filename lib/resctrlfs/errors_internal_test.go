@@ -33,7 +33,7 @@ func TestFromMonitor(t *testing.T) {
 	if fromMonitor(nil) != nil {
 		t.Error("fromMonitor(nil) is an error")
 	}
-	if got := fromMonitor(other); got != other {
+	if got := fromMonitor(other); got.Error() != other.Error() {
 		t.Errorf("fromMonitor(other) = %v, want it unchanged", got)
 	}
 }

@@ -6,7 +6,6 @@ import (
 	"io/fs"
 	"log/slog"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -133,11 +132,10 @@ type asideGroups struct {
 	kernel   *resctrlfs.Kernel // goresctrl, opened for the class check only
 	calls    *aside.Calls
 	deadline time.Time
-	settle   func()            // told when the join parks
-	classes  map[string]string // each group's class, as Ensure was told
+	settle   func() // told when the join parks
 	// found is the group Exists found last: Place asks Ensure for it next, under the same
 	// pod lock, and the answer has not changed.
-	found string
+	found resctrlfs.Addr
 }
 
 var _ resctrlfs.Groups = (*asideGroups)(nil)
@@ -179,18 +177,18 @@ func (g *asideGroups) stat(path string) (unix.Stat_t, error) {
 
 // Exists is asked under the pod's lock: a stat that did not answer by the deadline says
 // yes, so that Place lets the lock go and parks at the tasks write (see asideGroups).
-func (g *asideGroups) Exists(path string) bool {
-	st, err := g.stat(path)
+func (g *asideGroups) Exists(a resctrlfs.Addr) bool {
+	st, err := g.stat(a.Path())
 	if err == nil && st.Mode&unix.S_IFMT == unix.S_IFDIR {
-		g.found = path
+		g.found = a
 	}
 	return err == nil || errors.Is(err, aside.ErrStuck)
 }
 
 // Ensure adopts the group when it is there, as goresctrl does a group it finds.
-func (g *asideGroups) Ensure(name, class string) error {
-	if path := lifecycle.GroupPath(class, name); path != g.found {
-		st, err := g.stat(path)
+func (g *asideGroups) Ensure(a resctrlfs.Addr) error {
+	if a != g.found {
+		st, err := g.stat(a.Path())
 		if errors.Is(err, aside.ErrStuck) {
 			// As Exists: the group is taken as there, out of the lock.
 			return nil
@@ -199,42 +197,38 @@ func (g *asideGroups) Ensure(name, class string) error {
 			return errNotJoin
 		}
 	}
-	if g.classes == nil {
-		g.classes = map[string]string{}
-	}
-	g.classes[name] = class
 	return nil
 }
 
 // Assign is goresctrl's class check, made only once the kernel refused the init: it runs
 // in the hook's process.
-func (g *asideGroups) Assign(name string, tid int) error {
+func (g *asideGroups) Assign(a resctrlfs.Addr, tid int) error {
 	k, err := g.goresctrl()
 	if err != nil {
 		return err
 	}
-	if err := k.Ensure(name, g.classes[name]); err != nil {
+	if err := k.Ensure(a); err != nil {
 		return err
 	}
-	return k.Assign(name, tid)
+	return k.Assign(a, tid)
 }
 
 // Tasks, Counters and counter assignment: not asked by a join (the group is live, and
 // neither made nor ended here, so it has no snapshot to write); goresctrl's if ever asked.
-func (g *asideGroups) Tasks(path string) (map[int]bool, bool) {
+func (g *asideGroups) Tasks(a resctrlfs.Addr) (map[int]bool, bool) {
 	k, err := g.goresctrl()
 	if err != nil {
 		return map[int]bool{}, false
 	}
-	return k.Tasks(path)
+	return k.Tasks(a)
 }
 
 // Remove is asked by a join for the runtime's own group only (Placement.RuntimeGroup), never
 // for the pod's: the rmdir runs aside like any resctrl call that may wait on its locks. One
 // already gone is no error; one whose rmdir did not answer by the deadline is left to finish
 // on its own (the container is placed by then).
-func (g *asideGroups) Remove(name, class string) error {
-	path := filepath.Join(g.root, lifecycle.GroupPath(class, name))
+func (g *asideGroups) Remove(a resctrlfs.Addr) error {
+	path := filepath.Join(g.root, a.Path())
 	p, err := unix.BytePtrFromString(path)
 	if err != nil {
 		return err
@@ -249,12 +243,12 @@ func (g *asideGroups) Remove(name, class string) error {
 	return nil
 }
 
-func (g *asideGroups) Counters(path string) ([]resctrlfs.Reading, []resctrlfs.Missing, error) {
+func (g *asideGroups) Counters(a resctrlfs.Addr) ([]resctrlfs.Reading, []resctrlfs.Missing, error) {
 	k, err := g.goresctrl()
 	if err != nil {
 		return nil, nil, err
 	}
-	return k.Counters(path)
+	return k.Counters(a)
 }
 
 func (g *asideGroups) Assignment() (resctrlfs.Assignment, error) {
@@ -265,20 +259,20 @@ func (g *asideGroups) Assignment() (resctrlfs.Assignment, error) {
 	return k.Assignment()
 }
 
-func (g *asideGroups) GroupAssignment(path string) (resctrlfs.GroupAssignment, error) {
+func (g *asideGroups) GroupAssignment(a resctrlfs.Addr) (resctrlfs.GroupAssignment, error) {
 	k, err := g.goresctrl()
 	if err != nil {
 		return resctrlfs.GroupAssignment{}, err
 	}
-	return k.GroupAssignment(path)
+	return k.GroupAssignment(a)
 }
 
-func (g *asideGroups) WriteAssignment(path, line string) error {
+func (g *asideGroups) WriteAssignment(a resctrlfs.Addr, line string) error {
 	k, err := g.goresctrl()
 	if err != nil {
 		return err
 	}
-	return k.WriteAssignment(path, line)
+	return k.WriteAssignment(a, line)
 }
 
 func (g *asideGroups) goresctrl() (*resctrlfs.Kernel, error) {
@@ -292,61 +286,20 @@ func (g *asideGroups) goresctrl() (*resctrlfs.Kernel, error) {
 	return g.kernel, nil
 }
 
-// WriteTasks writes each id by one write(2) to the group's tasks file, as the kernel's
-// Groups do: the child stops at a failed write, and the ids after it go in a new child if
-// result lets the loop go on. A write that finds the group gone (the file was opened just
-// before) is made once more through a new open.
-func (g *asideGroups) WriteTasks(path string, ids []int, result func(id int, err error) error) error {
-	name := filepath.Join(g.root, path, "tasks")
-	p, err := unix.BytePtrFromString(name)
-	if err != nil {
-		return err
+// WriteTasks writes the ids aside (resctrlfs.AsideTaskWriter), until the deadline: past it,
+// which ids were written is unknown, and the hook has given up; the container stays
+// recorded, its pod marked late, for reconcile to complete, and the join parks.
+func (g *asideGroups) WriteTasks(a resctrlfs.Addr, ids []int, result func(id int, err error) error) error {
+	if g.calls == nil {
+		return errNotJoin
 	}
-	retried := false
-	for len(ids) > 0 {
-		steps := make([]aside.Step, 1, 1+len(ids))
-		steps[0] = aside.Step{Trap: unix.SYS_OPENAT, Args: [4]uintptr{aside.AtFDCWD, uintptr(unsafe.Pointer(p)), unix.O_WRONLY | unix.O_CLOEXEC}, Stop: true}
-		bufs := make([][]byte, len(ids))
-		for i, id := range ids {
-			bufs[i] = strconv.AppendInt(nil, int64(id), 10)
-			bufs[i] = append(bufs[i], '\n')
-			steps = append(steps, aside.Step{Trap: unix.SYS_WRITE, FdOf: 1, Args: [4]uintptr{0, uintptr(unsafe.Pointer(&bufs[i][0])), uintptr(len(bufs[i]))}, Stop: true})
-		}
-		if err := g.run(steps, p, bufs); errors.Is(err, aside.ErrStuck) {
-			// Which ids were written is unknown, and the hook has given up: the container
-			// stays recorded, its pod marked late, for reconcile to complete.
-			g.park()
-		} else if err != nil {
-			return err
-		}
-		if e := steps[0].Errno; e != 0 {
-			return &fs.PathError{Op: "open", Path: name, Err: e}
-		}
-		next := len(ids)
-		for i, s := range steps[1:] {
-			var werr error
-			if s.Errno != 0 {
-				if stale(s.Errno) && !retried {
-					retried, next = true, i
-					break
-				}
-				werr = &fs.PathError{Op: "write", Path: name, Err: s.Errno}
-			}
-			if err := result(ids[i], werr); err != nil {
-				return err
-			}
-			if werr != nil {
-				next = i + 1
-				break
-			}
-		}
-		ids = ids[next:]
+	w := resctrlfs.AsideTaskWriter{Root: g.root, Calls: g.calls, Deadline: g.deadline}
+	err := w.Write(a.Path(), ids, result)
+	if errors.Is(err, aside.ErrStuck) {
+		g.park()
 	}
-	return nil
+	return err
 }
-
-// stale is a write to a tasks file whose group went since it was opened.
-func stale(e syscall.Errno) bool { return e == syscall.ENOENT || e == syscall.ENODEV }
 
 // LastCmdStatus is the kernel's last word, read aside ("" when it cannot be read, by the
 // deadline too: it only adds words to an error).

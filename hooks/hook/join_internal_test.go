@@ -9,6 +9,7 @@ import (
 	"github.com/resctrl-mon/resctrl-mon/lib/aside"
 	"github.com/resctrl-mon/resctrl-mon/lib/lifecycle"
 	"github.com/resctrl-mon/resctrl-mon/lib/registry"
+	"github.com/resctrl-mon/resctrl-mon/lib/resctrlfs"
 )
 
 // Which records a container joins in the hook's process: a group that is live, or idle with
@@ -56,7 +57,7 @@ func TestJoinEnsureOfAGoneGroupIsGroupGone(t *testing.T) {
 	}
 	defer calls.Close()
 	g := &asideGroups{root: t.TempDir(), calls: calls, deadline: time.Now().Add(time.Minute)}
-	err = g.Ensure("0a1b2c3d-0000-4000-8000-00000000000a", "")
+	err = g.Ensure(resctrlfs.Addr{Name: "0a1b2c3d-0000-4000-8000-00000000000a"})
 	if !errors.Is(err, lifecycle.ErrGroupGone) {
 		t.Fatalf("Ensure of a group that is not there: %v; want lifecycle.ErrGroupGone", err)
 	}

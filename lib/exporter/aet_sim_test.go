@@ -11,6 +11,7 @@ import (
 	"github.com/resctrl-mon/resctrl-mon/lib/cgroup"
 	"github.com/resctrl-mon/resctrl-mon/lib/identity"
 	"github.com/resctrl-mon/resctrl-mon/lib/lifecycle"
+	"github.com/resctrl-mon/resctrl-mon/lib/resctrlfs"
 	"github.com/resctrl-mon/resctrl-mon/test/proctest"
 	"github.com/resctrl-mon/resctrl-mon/test/resctrlsim"
 )
@@ -52,8 +53,8 @@ func TestCollectAETGroupsOff(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if _, err := e.m.Place(lifecycle.Placement{ContainerID: "over", Pid: proctest.Start(t, proctest.Sleep), Pod: idn, Annotations: a}); !errors.Is(err, lifecycle.ErrNoRMIDs) {
-				t.Fatalf("placing past num_rmids %d: %v, want ErrNoRMIDs", tc.limit, err)
+			if _, err := e.m.Place(lifecycle.Placement{ContainerID: "over", Pid: proctest.Start(t, proctest.Sleep), Pod: idn, Annotations: a}); !errors.Is(err, resctrlfs.ErrNoRMID) {
+				t.Fatalf("placing past num_rmids %d: %v, want ErrNoRMID", tc.limit, err)
 			}
 			fams := e.waitFor(t, "the pods' bandwidth", func(f map[string]*dto.MetricFamily) bool {
 				return len(find(f["resctrl_mon_mbm_total_bytes_total"], group(uids[0]))) == 1

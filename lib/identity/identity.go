@@ -21,9 +21,8 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/intel/goresctrl/pkg/monitor"
-
 	"github.com/resctrl-mon/resctrl-mon/lib/clip"
+	"github.com/resctrl-mon/resctrl-mon/lib/resctrlfs"
 )
 
 // Annotation keys, by runtime.
@@ -219,7 +218,7 @@ func setUID(idn *Identity, key, uid string) error {
 	if uid == "" {
 		return fmt.Errorf("%w: %s pod without %s", ErrMismatch, idn.Runtime, key)
 	}
-	if !monitor.PodUIDValidator(uid) {
+	if !resctrlfs.ValidPodUID(uid) {
 		return fmt.Errorf("%w %s: %q is not a pod UID", ErrBadAnnotation, key, clip.String(uid))
 	}
 	idn.PodUID = canonical(uid)
@@ -265,7 +264,7 @@ func ParseCRIOSandboxName(s string) (name, namespace, uid string, err error) {
 	if !isName(f[1]) || !isName(f[2]) {
 		return "", "", "", fmt.Errorf("%w %s: %q or %q is not a Kubernetes name", ErrBadAnnotation, CRIOSandboxName, clip.String(f[1]), clip.String(f[2]))
 	}
-	if !monitor.PodUIDValidator(f[3]) {
+	if !resctrlfs.ValidPodUID(f[3]) {
 		return "", "", "", fmt.Errorf("%w %s: %q is not a pod UID", ErrBadAnnotation, CRIOSandboxName, clip.String(f[3]))
 	}
 	return f[1], f[2], f[3], nil
@@ -288,7 +287,7 @@ func checkLabels(labels, uid string) error {
 }
 
 // canonical is the lowercase dashed form that consumers select groups by.
-func canonical(uid string) string { return monitor.CanonicalizePodUID(uid) }
+func canonical(uid string) string { return resctrlfs.CanonicalPodUID(uid) }
 
 // IsSandboxID reports whether s is a sandbox id as runtimes make them: 64 lowercase hex
 // digits. (Loops, not regexps: a hook pays for every package init on every call.)

@@ -3,9 +3,8 @@ package identity
 import (
 	"fmt"
 
-	"github.com/intel/goresctrl/pkg/monitor"
-
 	"github.com/resctrl-mon/resctrl-mon/lib/clip"
+	"github.com/resctrl-mon/resctrl-mon/lib/resctrlfs"
 )
 
 // PodSandbox is what a runtime itself tells an NRI plugin about a pod (NRI's api.PodSandbox):
@@ -27,7 +26,7 @@ func FromPodSandbox(p PodSandbox) (Identity, error) {
 	if p.UID == "" {
 		return Identity{}, fmt.Errorf("%w: the runtime's pod %q has no UID", ErrMismatch, clip.String(p.Name))
 	}
-	if !monitor.PodUIDValidator(p.UID) {
+	if !resctrlfs.ValidPodUID(p.UID) {
 		return Identity{}, fmt.Errorf("%w: pod UID %q is not a pod UID", ErrBadAnnotation, clip.String(p.UID))
 	}
 	if !IsSandboxID(p.ID) {

@@ -5,7 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/intel/goresctrl/pkg/monitor"
+	"github.com/resctrl-mon/resctrl-mon/lib/resctrlfs"
 )
 
 func TestFromPodSandbox(t *testing.T) {
@@ -49,7 +49,7 @@ func FuzzFromPodSandbox(f *testing.F) {
 			}
 			return
 		}
-		if got.PodUID != monitor.CanonicalizePodUID(podUID) || !monitor.PodUIDValidator(got.PodUID) || strings.ToLower(got.PodUID) != got.PodUID {
+		if got.PodUID != resctrlfs.CanonicalPodUID(podUID) || !resctrlfs.ValidPodUID(got.PodUID) || strings.ToLower(got.PodUID) != got.PodUID {
 			t.Fatalf("pod UID %q from %q is not canonical", got.PodUID, podUID)
 		}
 		if !IsSandboxID(got.SandboxID) || got.Sandbox || got.Runtime != NRI {

@@ -3,6 +3,7 @@ package lifecycle
 import (
 	"errors"
 
+	"github.com/resctrl-mon/resctrl-mon/lib/resctrlfs"
 	"github.com/resctrl-mon/resctrl-mon/lib/vocab"
 )
 
@@ -15,7 +16,7 @@ func ActionOf(out Outcome, err error) vocab.Action {
 		return out.Action
 	case out.Action == vocab.Pending:
 		return vocab.Pending
-	case errors.Is(err, ErrSpoofed), errors.Is(err, ErrForeign), errors.Is(err, ErrClassMismatch):
+	case errors.Is(err, ErrSpoofed), errors.Is(err, ErrForeign), errors.Is(err, resctrlfs.ErrClassMismatch):
 		return vocab.Refused
 	}
 	return vocab.Failed

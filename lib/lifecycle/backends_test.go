@@ -46,7 +46,7 @@ func (e *env) tasks(group string) []int {
 		return tids
 	}
 	if strings.Contains(group, "mon_groups/") {
-		tids, ok := e.fake.Tasks(group)
+		tids, ok := e.fake.Tasks(resctrlfake.At(group))
 		if !ok {
 			e.t.Fatalf("tasks of %s: no such group", group)
 		}
@@ -84,7 +84,7 @@ func (e *env) setCounterState(counter, state, group string) {
 		e.sim.SetCounterState(counter, state, group)
 		return
 	}
-	readings, missing, err := e.fake.Counters(group)
+	readings, missing, err := e.fake.Counters(resctrlfake.At(group))
 	if err != nil {
 		e.t.Fatal(err)
 	}
@@ -141,7 +141,7 @@ func (e *env) writeTask(group string, pid int) {
 	if e.sim != nil {
 		err = os.WriteFile(filepath.Join(e.sim.Dir, group, "tasks"), []byte(strconv.Itoa(pid)), 0o644)
 	} else {
-		err = e.fake.WriteTasks(group, []int{pid}, func(_ int, err error) error { return err })
+		err = e.fake.WriteTasks(resctrlfake.At(group), []int{pid}, func(_ int, err error) error { return err })
 	}
 	if err != nil {
 		e.t.Fatal(err)

@@ -10,6 +10,7 @@ import (
 
 	"github.com/resctrl-mon/resctrl-mon/lib/config"
 	"github.com/resctrl-mon/resctrl-mon/lib/identity"
+	"github.com/resctrl-mon/resctrl-mon/lib/resctrlfs"
 	"github.com/resctrl-mon/resctrl-mon/lib/vocab"
 	"github.com/resctrl-mon/resctrl-mon/test/resctrlfake"
 )
@@ -57,7 +58,7 @@ func TestDecidePendingPodCompletedWhole(t *testing.T) {
 	if _, err := e.create("a1", pa, fakeCrio(podA)); err != nil {
 		t.Fatal(err)
 	}
-	if out, err := e.create("b1", p1, fakeCrio(podB)); !errors.Is(err, ErrNoRMIDs) || out.Action != vocab.Pending {
+	if out, err := e.create("b1", p1, fakeCrio(podB)); !errors.Is(err, resctrlfs.ErrNoRMID) || out.Action != vocab.Pending {
 		t.Fatalf("b1: %+v, %v", out, err)
 	}
 	crash(t, pa)
@@ -65,7 +66,7 @@ func TestDecidePendingPodCompletedWhole(t *testing.T) {
 	if out, err := e.create("b2", e.proc(), fakeCrio(podB)); err != nil || out.Action != vocab.Created {
 		t.Fatalf("b2: %+v, %v", out, err)
 	}
-	tasks, _ := fake.Tasks("mon_groups/" + podB)
+	tasks, _ := fake.Tasks(resctrlfs.Addr{Name: podB})
 	rec, _, _ := e.m.Store().Load(podB)
 	if !tasks[p1] || !rec.LateAssigned || rec.Pending != "" {
 		t.Errorf("the pending pod's first container in the group: %v; late-assigned %v; pending %q", tasks[p1], rec.LateAssigned, rec.Pending)
@@ -104,7 +105,7 @@ func TestDecideRefusals(t *testing.T) {
 	if _, err := e.create("c2", os.Getpid(), crio(podA, sbB)); !errors.Is(err, ErrSpoofed) {
 		t.Errorf("a container claiming the pod with another live sandbox: %v", err)
 	}
-	if _, err := e.place("c3", os.Getpid(), crio(podA, sbA), "gold"); !errors.Is(err, ErrClassMismatch) {
+	if _, err := e.place("c3", os.Getpid(), crio(podA, sbA), "gold"); !errors.Is(err, resctrlfs.ErrClassMismatch) {
 		t.Errorf("a container of the pod in another class: %v", err)
 	}
 	fails, _ := e.m.Store().Failures(time.Time{})

@@ -8,7 +8,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/resctrl-mon/resctrl-mon/lib/resctrlfs"
 	"github.com/resctrl-mon/resctrl-mon/lib/vocab"
+	"github.com/resctrl-mon/resctrl-mon/test/resctrlfake"
 )
 
 // Place through the fake, for each place the container's init can really be against the
@@ -38,10 +40,10 @@ func TestFakePlaceClassed(t *testing.T) {
 			group := GroupPath(c.class, podA)
 			out, err := e.place("c1", pid, crio(podA, sbA), c.class)
 			if c.want != "" {
-				if !errors.Is(err, ErrClassMismatch) || !strings.Contains(err.Error(), c.want) {
-					t.Errorf("placed %+v, %v; want %v saying %q", out, err, ErrClassMismatch, c.want)
+				if !errors.Is(err, resctrlfs.ErrClassMismatch) || !strings.Contains(err.Error(), c.want) {
+					t.Errorf("placed %+v, %v; want %v saying %q", out, err, resctrlfs.ErrClassMismatch, c.want)
 				}
-				if fake.Exists(group) || fake.Count() != 0 {
+				if fake.Exists(resctrlfake.At(group)) || fake.Count() != 0 {
 					t.Errorf("a group was left for the refused container")
 				}
 				return
@@ -49,7 +51,7 @@ func TestFakePlaceClassed(t *testing.T) {
 			if err != nil || out.Action != vocab.Created || out.Group != group {
 				t.Fatalf("placed %+v, %v; want created in %s", out, err, group)
 			}
-			tasks, _ := fake.Tasks(group)
+			tasks, _ := fake.Tasks(resctrlfake.At(group))
 			if !tasks[pid] {
 				t.Errorf("%s holds %v, not the init's leader %d", group, tasks, pid)
 			}
@@ -73,17 +75,17 @@ func TestFakeJoinClassed(t *testing.T) {
 		t.Fatalf("the pod's first container: %+v, %v", out, err)
 	}
 	_, err := e.place("c2", joiner, crio(podA, sbA), "gold")
-	if !errors.Is(err, ErrClassMismatch) {
-		t.Errorf("a joiner left in the root: %v, want %v", err, ErrClassMismatch)
+	if !errors.Is(err, resctrlfs.ErrClassMismatch) {
+		t.Errorf("a joiner left in the root: %v, want %v", err, resctrlfs.ErrClassMismatch)
 	}
-	if tasks, _ := fake.Tasks("gold/mon_groups/" + podA); !tasks[first] || tasks[joiner] {
+	if tasks, _ := fake.Tasks(resctrlfs.Addr{Class: "gold", Name: podA}); !tasks[first] || tasks[joiner] {
 		t.Errorf("the group holds %v: want %d and not %d", tasks, first, joiner)
 	}
 	fake.JoinClass(joiner, "gold")
 	if out, err := e.place("c2", joiner, crio(podA, sbA), "gold"); err != nil || out.Action != vocab.Joined {
 		t.Errorf("the joiner in the class: %+v, %v", out, err)
 	}
-	if tasks, _ := fake.Tasks("gold/mon_groups/" + podA); !tasks[joiner] {
+	if tasks, _ := fake.Tasks(resctrlfs.Addr{Class: "gold", Name: podA}); !tasks[joiner] {
 		t.Errorf("the group holds %v, want the joiner's leader %d", tasks, joiner)
 	}
 	rec, _, _ := e.m.Store().Load(podA)

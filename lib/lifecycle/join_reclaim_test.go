@@ -19,11 +19,11 @@ import (
 // it makes no group; an Ensure of a group that is not there says ErrGroupGone.
 type joinOnly struct{ resctrlfs.Groups }
 
-func (j joinOnly) Ensure(name, class string) error {
-	if !j.Exists(GroupPath(class, name)) {
+func (j joinOnly) Ensure(g resctrlfs.Addr) error {
+	if !j.Exists(g) {
 		return fmt.Errorf("%w: not a join", ErrGroupGone)
 	}
-	return j.Groups.Ensure(name, class)
+	return j.Groups.Ensure(g)
 }
 
 // withOneIdleOneLive runs body on both backends, with the kernel's limbo off and on, on a
@@ -111,9 +111,9 @@ type racingJoin struct {
 	done    chan struct{}
 }
 
-func (r *racingJoin) Remove(name, class string) error {
-	err := r.Groups.Remove(name, class)
-	if name == r.victim && r.started == nil {
+func (r *racingJoin) Remove(g resctrlfs.Addr) error {
+	err := r.Groups.Remove(g)
+	if g.Name == r.victim && r.started == nil {
 		r.started, r.done = make(chan struct{}), make(chan struct{})
 		close(r.started)
 		go func() { defer close(r.done); r.join() }()
@@ -121,8 +121,8 @@ func (r *racingJoin) Remove(name, class string) error {
 	return err
 }
 
-func (r *racingJoin) Ensure(name, class string) error {
-	if r.started != nil && name != r.victim {
+func (r *racingJoin) Ensure(g resctrlfs.Addr) error {
+	if r.started != nil && g.Name != r.victim {
 		// Long enough for a join that can run to finish; one waiting for the pod's lock
 		// cannot, however long this waits.
 		select {
@@ -130,7 +130,7 @@ func (r *racingJoin) Ensure(name, class string) error {
 		case <-time.After(2 * time.Second):
 		}
 	}
-	return r.Groups.Ensure(name, class)
+	return r.Groups.Ensure(g)
 }
 
 // The RMID a reclaim frees goes to the pod it was freed for: a container of the reclaimed pod
@@ -165,7 +165,7 @@ func TestReclaimedRMIDGoesToThePodItWasFreedFor(t *testing.T) {
 		if !slices.Contains(c.tasks("mon_groups/"+podN(n3)), pid3) {
 			t.Errorf("pod %d's container is not in its group", n3)
 		}
-		if !errors.Is(joinErr, ErrNoRMIDs) || joinOut.Action != vocab.Pending {
+		if !errors.Is(joinErr, resctrlfs.ErrNoRMID) || joinOut.Action != vocab.Pending {
 			t.Errorf("pod 1's container arriving during the reclaim: %+v, %v; want pending", joinOut, joinErr)
 		}
 	})

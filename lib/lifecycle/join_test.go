@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/resctrl-mon/resctrl-mon/lib/procfs"
+	"github.com/resctrl-mon/resctrl-mon/lib/resctrlfs"
 	"github.com/resctrl-mon/resctrl-mon/lib/vocab"
 	"github.com/resctrl-mon/resctrl-mon/test/resctrlfake"
 )
@@ -22,18 +23,18 @@ type countingResctrl struct {
 	writes  [][]int // the ids of each WriteTasks call
 }
 
-func (c *countingResctrl) Assign(name string, tid int) error {
+func (c *countingResctrl) Assign(g resctrlfs.Addr, tid int) error {
 	c.mu.Lock()
 	c.assigns++
 	c.mu.Unlock()
-	return c.Resctrl.Assign(name, tid)
+	return c.Resctrl.Assign(g, tid)
 }
 
-func (c *countingResctrl) WriteTasks(path string, ids []int, result func(int, error) error) error {
+func (c *countingResctrl) WriteTasks(g resctrlfs.Addr, ids []int, result func(int, error) error) error {
 	c.mu.Lock()
 	c.writes = append(c.writes, slices.Clone(ids))
 	c.mu.Unlock()
-	return c.Resctrl.WriteTasks(path, ids, result)
+	return c.Resctrl.WriteTasks(g, ids, result)
 }
 
 func (c *countingResctrl) reset() (assigns int, writes [][]int) {
@@ -109,8 +110,8 @@ func TestJoinRefusedOutsideTheClass(t *testing.T) {
 					t.Fatalf("the pod's first container: %+v, %v", out, err)
 				}
 				out, err := e.place("c2", joiner, crio(podA, sbA), c.class)
-				if !errors.Is(err, ErrClassMismatch) {
-					t.Errorf("a joiner outside its group's class: %+v, %v, want %v", out, err, ErrClassMismatch)
+				if !errors.Is(err, resctrlfs.ErrClassMismatch) {
+					t.Errorf("a joiner outside its group's class: %+v, %v, want %v", out, err, resctrlfs.ErrClassMismatch)
 				}
 				if got := e.tasks(group); slices.Contains(got, joiner) || !slices.Contains(got, first) {
 					t.Errorf("the group holds %v: want the first init %d and not the joiner %d", got, first, joiner)

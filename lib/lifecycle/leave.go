@@ -182,7 +182,7 @@ func (m *Manager) EndPod(e PodEnd) (out Outcome, err error) {
 // retried, never forgotten.
 func (m *Manager) remove(tx *registry.Tx) (vocab.Action, string) {
 	rec := tx.Rec
-	tasks, exists := m.rs.Tasks(rec.Path)
+	tasks, exists := m.rs.Tasks(addrOf(rec))
 	if !exists {
 		// Gone already (re-mount, a runtime's RDT setup): nothing to free, and no .end
 		// can be read; the life's .begin is pruned as finished (its group is gone).
@@ -197,7 +197,7 @@ func (m *Manager) remove(tx *registry.Tx) (vocab.Action, string) {
 		return vocab.Kept, m.keep(tx, fmt.Sprintf("still has %d tasks", n))
 	}
 	m.writeSnapshot(rec, snapshot.End)
-	if err := m.rs.Remove(rec.Group, rec.Class); err != nil {
+	if err := m.rs.Remove(addrOf(rec)); err != nil {
 		m.recordFailure(vocab.FailRemove, rec.Path, podOf(rec), err)
 		return vocab.Kept, m.keep(tx, err.Error()+m.kernelSaysSuffix())
 	}

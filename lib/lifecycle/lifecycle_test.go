@@ -264,7 +264,7 @@ func TestOutOfRMIDsIsPending(t *testing.T) {
 			t.Fatal(err)
 		}
 		out, err := e.create("b1", e.proc(), crio(podB, sbB))
-		if !errors.Is(err, ErrNoRMIDs) || out.Action != "pending" || !strings.Contains(err.Error(), "Out of RMIDs") {
+		if !errors.Is(err, resctrlfs.ErrNoRMID) || out.Action != "pending" || !strings.Contains(err.Error(), "Out of RMIDs") {
 			t.Fatalf("out of RMIDs: %+v, %v", out, err)
 		}
 		rec, ok, err := e.m.Store().Load(podB)
@@ -351,7 +351,7 @@ func TestAllocationClass(t *testing.T) {
 		if !slices.Contains(e.tasks("gold/mon_groups/"+podA), p) {
 			t.Errorf("not in the class's group")
 		}
-		if _, err := e.create("c2", e.proc(), crio(podA, sbA)); !errors.Is(err, ErrClassMismatch) {
+		if _, err := e.create("c2", e.proc(), crio(podA, sbA)); !errors.Is(err, resctrlfs.ErrClassMismatch) {
 			t.Errorf("a container of the same pod in the root class: %v", err)
 		}
 	})

@@ -18,8 +18,6 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/intel/goresctrl/pkg/monitor"
-
 	"github.com/resctrl-mon/resctrl-mon/lib/cgroup"
 	"github.com/resctrl-mon/resctrl-mon/lib/config"
 	"github.com/resctrl-mon/resctrl-mon/lib/identity"
@@ -31,10 +29,6 @@ import (
 )
 
 var (
-	// ErrNoRMIDs: the kernel has no free (clean) RMID.
-	ErrNoRMIDs = errors.New("no free RMID")
-	// ErrClassMismatch: the container's allocation class is not its pod group's.
-	ErrClassMismatch = errors.New("allocation class mismatch")
 	// ErrSpoofed: the container's claimed pod does not match what the runtime recorded.
 	ErrSpoofed = errors.New("pod identity refused")
 	// ErrForeign: a group of that name exists and resctrl-mon did not make it.
@@ -111,7 +105,7 @@ func ValidGroupName(name string) bool {
 	if id, ok := strings.CutPrefix(name, containerPrefix); ok {
 		return ocistate.ValidContainerID(id)
 	}
-	return monitor.PodUIDValidator(name) || identity.IsSandboxID(name)
+	return resctrlfs.ValidPodUID(name) || identity.IsSandboxID(name)
 }
 
 // OpenResctrl is goresctrl's view of the resctrl root, keyed by our group names: what New
@@ -124,8 +118,8 @@ func OpenResctrl(root string, mount resctrlfs.Mount, log *slog.Logger) (*resctrl
 
 // canonicalGroupName lowercases and dashes pod UIDs only: container ids are case-sensitive.
 func canonicalGroupName(name string) string {
-	if monitor.PodUIDValidator(name) {
-		return monitor.CanonicalizePodUID(name)
+	if resctrlfs.ValidPodUID(name) {
+		return resctrlfs.CanonicalPodUID(name)
 	}
 	return name
 }
@@ -142,6 +136,11 @@ type Outcome struct {
 
 // GroupPath is a group's path below the resctrl root.
 func GroupPath(class, name string) string { return resctrlfs.GroupPath(class, name) }
+
+// addrOf is the group a record is of: its class and name (its Path is their Path).
+func addrOf(rec registry.Record) resctrlfs.Addr {
+	return resctrlfs.Addr{Class: rec.Class, Name: rec.Group}
+}
 
 // ClassLabel names a class for people: the root group has no name of its own.
 func ClassLabel(c string) string {
@@ -162,7 +161,7 @@ func (m *Manager) kernelSaysSuffix() string {
 
 // noRMID reports whether err is the kernel saying it has no RMID to give.
 func noRMID(err error) bool {
-	return errors.Is(err, monitor.ErrNoRMIDs) || errors.Is(err, syscall.EBUSY) || errors.Is(err, syscall.ENOSPC)
+	return errors.Is(err, resctrlfs.ErrNoRMID) || errors.Is(err, syscall.EBUSY) || errors.Is(err, syscall.ENOSPC)
 }
 
 // recordFailure logs a failure and keeps it for status. subject is the container id when

@@ -45,10 +45,10 @@ func (m *Manager) assignmentInput(a resctrlfs.Assignment) (mbmpolicy.Input, erro
 	recs, err := m.store.List()
 	in := mbmpolicy.Input{Free: a.Available, Now: m.now(), Hold: time.Duration(m.cfg.MBMAssignmentHold)}
 	for _, r := range recs {
-		if r.RemoveFailed != "" || !m.rs.Exists(r.Path) {
+		if r.RemoveFailed != "" || !m.rs.Exists(addrOf(r)) {
 			continue
 		}
-		ga, gerr := m.rs.GroupAssignment(r.Path)
+		ga, gerr := m.rs.GroupAssignment(addrOf(r))
 		if gerr != nil {
 			// Left out, its counters are neither counted nor moved this time.
 			m.log.Warn("counter assignment: reading a group's assignments", "group", r.Path, "err", gerr)
@@ -60,7 +60,7 @@ func (m *Manager) assignmentInput(a resctrlfs.Assignment) (mbmpolicy.Input, erro
 			}
 		}
 		g := mbmpolicy.Group{Path: r.Path, Wanted: r.MBMWanted, Live: len(r.Containers) > 0,
-			Assigned: ga.Assigned, Occupancy: m.occupancy(r.Path), Since: map[string]time.Time{}}
+			Assigned: ga.Assigned, Occupancy: m.occupancy(addrOf(r)), Since: map[string]time.Time{}}
 		for d := range ga.Assigned {
 			g.Since[d] = r.Created
 			if t, ok := r.MBMSince[d]; ok {
@@ -72,11 +72,11 @@ func (m *Manager) assignmentInput(a resctrlfs.Assignment) (mbmpolicy.Input, erro
 	return in, err
 }
 
-// occupancy reads the group at path's llc_occupancy by L3 domain id; a domain that gave no
-// number counts as idle there.
-func (m *Manager) occupancy(path string) map[string]uint64 {
+// occupancy reads the group's llc_occupancy by L3 domain id; a domain that gave no number
+// counts as idle there.
+func (m *Manager) occupancy(g resctrlfs.Addr) map[string]uint64 {
 	out := map[string]uint64{}
-	readings, _, _ := m.rs.Counters(path)
+	readings, _, _ := m.rs.Counters(g)
 	for _, r := range readings {
 		if r.Name != resctrlfs.LLCOccupancy {
 			continue
@@ -95,7 +95,11 @@ func (m *Manager) applyAssignments(plan []mbmpolicy.Write) {
 	since := map[string]map[string]*time.Time{} // group path → domain → assigned at (nil: unassigned)
 	now := m.now().UTC()
 	for _, w := range plan {
-		if err := m.rs.WriteAssignment(w.Path, w.Line()); err != nil {
+		g, err := resctrlfs.ParseAddr(w.Path) // a record's path (assignmentInput)
+		if err == nil {
+			err = m.rs.WriteAssignment(g, w.Line())
+		}
+		if err != nil {
 			if a, rerr := m.rs.Assignment(); rerr == nil && !a.Counting() {
 				m.log.Warn("counter assignment: the mode is no longer mbm_event (switched under us); nothing more written",
 					"mode", a.Mode, "err", err)

@@ -258,7 +258,7 @@ func TestCounterPolicyModeSwitchedMidRound(t *testing.T) {
 	fake := resctrlfake.New(8)
 	fake.SetAssignMode(resctrlfs.AssignModeEvent, 1, 4)
 	for _, g := range []string{"a", "b"} {
-		if err := fake.Ensure(g, ""); err != nil {
+		if err := fake.Ensure(resctrlfs.Addr{Name: g}); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -9,6 +9,7 @@ import (
 
 	"github.com/resctrl-mon/resctrl-mon/lib/config"
 	"github.com/resctrl-mon/resctrl-mon/lib/registry"
+	"github.com/resctrl-mon/resctrl-mon/lib/resctrlfs"
 	"github.com/resctrl-mon/resctrl-mon/lib/snapshot"
 	"github.com/resctrl-mon/resctrl-mon/lib/vocab"
 )
@@ -53,26 +54,25 @@ func (m *Manager) readLimbo() (limbo, error) {
 // group being made (never a candidate: its lock is held). reclaimed says which group made
 // room, as a step for the caller to report and count.
 //
-// With the kernel's limbo (llc_occupancy monitored: fs/resctrl/monitor.c), the RMID an rmdir
-// frees is dirty until the limbo worker's next pass (every second) reads its occupancy below
-// max_threshold_occupancy: only a group whose occupancy is below it already is ended (see
-// reclaim), and the mkdir then waits for that pass, a bounded time (limboWait), so the new
-// pod gets the RMID in this call, as without limbo. An idle group whose lines are still in
+// With the kernel's limbo (see the package comment of resctrlfs, "RMIDs and limbo"), only a
+// group whose occupancy is below the threshold already is ended (see reclaim), and the mkdir
+// then waits for the worker's next pass, a bounded time (limboWait), so the new pod gets the
+// RMID in this call, as without limbo. An idle group whose lines are still in
 // the cache is never ended: its RMID would stay dirty, the new pod pending anyway, and the
 // idle pod's life ended for nothing. The pod is pending; the sweep completes it once the
 // lines have gone (CompletePending reclaims then).
 //
-// Only ENOSPC is reclaimed from. EBUSY is the kernel's limbo: free RMIDs exist but are
-// still dirty, and ending another group would only add its RMID to them; the pod is
+// Only ENOSPC is reclaimed from. EBUSY is the kernel's limbo (free RMIDs, all still dirty),
+// and ending another group would only add its RMID to them; the pod is
 // pending, as before, and the sweep completes it once an RMID is clean.
 //
 // awaitLimbo (housekeeping: CompletePending, never a placement) waits for the worker's pass
 // on EBUSY too, bounded as above: an RMID a pod's end or a reclaim freed a moment ago is the
 // pending pod's once the pass finds it clean, and nothing else would retry the pod then.
-func (m *Manager) ensureReclaiming(name, class string, awaitLimbo bool) (reclaimed *Step, err error) {
-	err = m.rs.Ensure(name, class)
+func (m *Manager) ensureReclaiming(g resctrlfs.Addr, awaitLimbo bool) (reclaimed *Step, err error) {
+	err = m.rs.Ensure(g)
 	if awaitLimbo && errors.Is(err, syscall.EBUSY) {
-		err = m.awaitLimbo(name, class, err)
+		err = m.awaitLimbo(g, err)
 	}
 	if err == nil || !noRMID(err) || errors.Is(err, syscall.EBUSY) || m.cfg.RMIDReclaim != config.RMIDReclaimIdle {
 		return nil, err
@@ -88,14 +88,14 @@ func (m *Manager) ensureReclaiming(name, class string, awaitLimbo bool) (reclaim
 	// that pod arriving meanwhile (it waits for the lock, then finds its group gone and
 	// makes one) cannot take the RMID its group's end freed for this pod.
 	create := func() error {
-		err := m.rs.Ensure(name, class)
+		err := m.rs.Ensure(g)
 		if lim.on && errors.Is(err, syscall.EBUSY) {
 			// The RMID is in limbo until the worker's next pass.
-			err = m.awaitLimbo(name, class, err)
+			err = m.awaitLimbo(g, err)
 		}
 		return err
 	}
-	st, made, ok := m.reclaim(name, lim, create)
+	st, made, ok := m.reclaim(g.Name, lim, create)
 	if !ok {
 		return nil, err
 	}
@@ -104,10 +104,10 @@ func (m *Manager) ensureReclaiming(name, class string, awaitLimbo bool) (reclaim
 
 // awaitLimbo tries Ensure again while it says EBUSY (err), for at most limboWait: the
 // kernel's limbo worker frees a clean RMID on its next pass, within a second.
-func (m *Manager) awaitLimbo(name, class string, err error) error {
+func (m *Manager) awaitLimbo(g resctrlfs.Addr, err error) error {
 	for start := time.Now(); errors.Is(err, syscall.EBUSY) && time.Since(start) < limboWait; {
 		time.Sleep(limboRetry)
-		err = m.rs.Ensure(name, class)
+		err = m.rs.Ensure(g)
 	}
 	return err
 }
@@ -142,7 +142,7 @@ func (m *Manager) reclaim(self string, lim limbo, create func() error) (st Step,
 				return nil
 			}
 			if lim.on {
-				if dirty := m.dirtyLines(tx.Rec.Path, lim.threshold); dirty != "" {
+				if dirty := m.dirtyLines(addrOf(tx.Rec), lim.threshold); dirty != "" {
 					m.log.Info("an idle group is kept: its RMID would stay in the kernel's limbo", "group", tx.Rec.Path, "for", self, "detail", dirty)
 					return nil
 				}
@@ -169,12 +169,12 @@ func (m *Manager) reclaim(self string, lim limbo, create func() error) (st Step,
 	return Step{}, nil, false
 }
 
-// dirtyLines says why the group at path's RMID would stay in the kernel's limbo after its
+// dirtyLines says why the group's RMID would stay in the kernel's limbo after its
 // rmdir: an llc_occupancy at or above the threshold (__check_limbo: dirty while val >=
 // resctrl_rmid_realloc_threshold), or one that cannot be read (the kernel keeps such an RMID
 // dirty too); "" when every domain's reading is below it.
-func (m *Manager) dirtyLines(path string, threshold uint64) string {
-	readings, missing, err := m.rs.Counters(path)
+func (m *Manager) dirtyLines(g resctrlfs.Addr, threshold uint64) string {
+	readings, missing, err := m.rs.Counters(g)
 	if err != nil {
 		return "its llc_occupancy cannot be read: " + err.Error()
 	}
@@ -250,7 +250,7 @@ func (m *Manager) completeOne(tx *registry.Tx) (steps []Step, full bool, err err
 	if !alive {
 		return nil, false, nil
 	}
-	reclaimed, err := m.ensureReclaiming(tx.Rec.Group, tx.Rec.Class, true)
+	reclaimed, err := m.ensureReclaiming(addrOf(tx.Rec), true)
 	if reclaimed != nil {
 		steps = append(steps, *reclaimed)
 	}

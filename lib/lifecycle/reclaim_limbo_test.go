@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/resctrl-mon/resctrl-mon/lib/config"
+	"github.com/resctrl-mon/resctrl-mon/lib/resctrlfs"
 	"github.com/resctrl-mon/resctrl-mon/lib/vocab"
 	"github.com/resctrl-mon/resctrl-mon/test/resctrlsim"
 )
@@ -75,7 +76,7 @@ func testReclaimWithLimbo(t *testing.T, newEnv newEnvFunc, occ uint64, stays int
 		}
 		return
 	}
-	if !errors.Is(err, ErrNoRMIDs) || out.Action != vocab.Pending {
+	if !errors.Is(err, resctrlfs.ErrNoRMID) || out.Action != vocab.Pending {
 		t.Fatalf("pod %d on a node of idle groups whose lines are still counted: %+v, %v; want pending", n, out, err)
 	}
 	idleKept := func(when string) {
@@ -134,7 +135,7 @@ func TestReclaimWaitsForLimboBounded(t *testing.T) {
 			e.backend().SetOccupancy("mon_groups/"+podN(n), 0)
 		}
 		n, _, out, err := c.start()
-		if !errors.Is(err, ErrNoRMIDs) || out.Action != vocab.Pending {
+		if !errors.Is(err, resctrlfs.ErrNoRMID) || out.Action != vocab.Pending {
 			t.Fatalf("pod %d: %+v, %v; want pending", n, out, err)
 		}
 	})
@@ -157,7 +158,7 @@ func TestCompletePendingAwaitsLimbo(t *testing.T) {
 			t.Fatal(err)
 		}
 		n, pid, out, err := c.start()
-		if !errors.Is(err, ErrNoRMIDs) || out.Action != vocab.Pending {
+		if !errors.Is(err, resctrlfs.ErrNoRMID) || out.Action != vocab.Pending {
 			t.Fatalf("pod %d on a full node of live pods: %+v, %v; want pending", n, out, err)
 		}
 		crash(t, first)

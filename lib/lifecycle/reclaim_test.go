@@ -11,6 +11,7 @@ import (
 	"github.com/resctrl-mon/resctrl-mon/lib/config"
 	"github.com/resctrl-mon/resctrl-mon/lib/container"
 	"github.com/resctrl-mon/resctrl-mon/lib/identity"
+	"github.com/resctrl-mon/resctrl-mon/lib/resctrlfs"
 	"github.com/resctrl-mon/resctrl-mon/lib/snapshot"
 	"github.com/resctrl-mon/resctrl-mon/lib/vocab"
 	"github.com/resctrl-mon/resctrl-mon/test/resctrlsim"
@@ -156,7 +157,7 @@ func TestNoReclaimKeepsIdleGroups(t *testing.T) {
 			idle = append(idle, n)
 		}
 		n, _, out, err := c.start()
-		if !errors.Is(err, ErrNoRMIDs) || out.Action != vocab.Pending {
+		if !errors.Is(err, resctrlfs.ErrNoRMID) || out.Action != vocab.Pending {
 			t.Fatalf("pod %d on a node of idle groups: %+v, %v; want pending", n, out, err)
 		}
 		for _, o := range idle {
@@ -186,7 +187,7 @@ func TestReclaimSparesGroupsWithTasks(t *testing.T) {
 			_ = pid
 		}
 		n, _, out, err := c.start()
-		if !errors.Is(err, ErrNoRMIDs) || out.Action != vocab.Pending {
+		if !errors.Is(err, resctrlfs.ErrNoRMID) || out.Action != vocab.Pending {
 			t.Fatalf("pod %d: %+v, %v; want pending (every group holds a running task)", n, out, err)
 		}
 		for o := 1; o <= 5; o++ {
@@ -216,7 +217,7 @@ func TestLimboIsPending(t *testing.T) {
 		crash(t, b)
 		e.stop("c1", crio(podN(1), sbN(1)))
 		out, err := e.create("c2", e.proc(), crio(podN(2), sbN(2)))
-		if !errors.Is(err, ErrNoRMIDs) || out.Action != vocab.Pending {
+		if !errors.Is(err, resctrlfs.ErrNoRMID) || out.Action != vocab.Pending {
 			t.Fatalf("with the only free RMID in limbo: %+v, %v; want pending", out, err)
 		}
 		if !e.exists("mon_groups/" + podN(1)) {

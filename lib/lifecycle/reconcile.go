@@ -15,6 +15,7 @@ import (
 	"github.com/resctrl-mon/resctrl-mon/lib/identity"
 	"github.com/resctrl-mon/resctrl-mon/lib/procfs"
 	"github.com/resctrl-mon/resctrl-mon/lib/registry"
+	"github.com/resctrl-mon/resctrl-mon/lib/resctrlfs"
 	"github.com/resctrl-mon/resctrl-mon/lib/vocab"
 )
 
@@ -66,6 +67,8 @@ type wanted struct {
 	idn               identity.Identity
 	containers        []container.Container
 }
+
+func (w *wanted) addr() resctrlfs.Addr { return resctrlfs.Addr{Class: w.class, Name: w.name} }
 
 // Reconcile makes resctrl and the registry match the live containers: every live pod has its
 // group with all its tasks in it, and no owned group outlives its pod by more than the
@@ -153,7 +156,7 @@ func (m *Manager) reconcileLive(w *wanted, cgroups cgroup.Index, o ReconcileOpti
 		// One read of the tasks file says whether the group exists and what it holds: on
 		// the timer's common path (everything in place) that is all reconcile touches in
 		// resctrl.
-		in, exists := m.rs.Tasks(w.path)
+		in, exists := m.rs.Tasks(w.addr())
 		missing := m.missingTasks(in, w.containers, cgroups)
 		owned := tx.Owned
 		if owned && tx.Rec.Class != w.class {
@@ -201,34 +204,8 @@ func (m *Manager) reconcileLive(w *wanted, cgroups cgroup.Index, o ReconcileOpti
 			}
 			return nil
 		}
-		// goresctrl adopts an existing group or makes a missing one; either way it tracks it.
-		reclaimed, err := m.ensureReclaiming(w.name, w.class, false)
-		if reclaimed != nil {
-			// Before the pod's own step (created, completed, recreated), which a pod left
-			// pending replaces.
-			acts = slices.Insert(acts, max(len(acts)-1, 0), *reclaimed)
-		}
-		if err != nil && w.class != "" && errors.Is(err, fs.ErrNotExist) {
-			// The class is not there: removed while the pod ran (the kernel's rmdir of a
-			// control group removes its monitoring groups and moves their tasks to the root
-			// group), or not made yet. Nothing can be made under it, and nothing failed here:
-			// the record stays, and a pass after the class is made again makes the group.
-			if len(acts) > 0 {
-				acts = acts[:len(acts)-1]
-			}
-			act(vocab.Refused, fmt.Sprintf("its class %q is not in resctrl (removed while the pod ran, the kernel moved its tasks to the root group); its group is made again once the class is", w.class))
-			return nil
-		}
-		if err != nil {
-			if !noRMID(err) {
-				return fmt.Errorf("create %s: %w%s", w.path, err, m.kernelSaysSuffix())
-			}
-			tx.Rec.Pending = fmt.Sprintf("%s for %s: %s", ErrNoRMIDs, w.path, m.kernelSays())
-			if len(acts) > 0 {
-				acts = acts[:len(acts)-1]
-			}
-			act(vocab.Pending, tx.Rec.Pending)
-			return errors.Join(m.syncContainers(&tx.Rec, w), tx.Save())
+		if done, err := m.makeLive(tx, w, &acts); done || err != nil {
+			return err
 		}
 		if !exists {
 			if err := m.beginLife(tx, !owned); err != nil {
@@ -236,7 +213,7 @@ func (m *Manager) reconcileLive(w *wanted, cgroups cgroup.Index, o ReconcileOpti
 			}
 		}
 		// No leader here: reconcile does not reclassify, so threads outside the class stay.
-		moved, err := m.assignIn(w.name, missing, w.class != "")
+		moved, err := m.assignIn(w.addr(), missing)
 		if err != nil {
 			return err
 		}
@@ -260,6 +237,42 @@ func (m *Manager) reconcileLive(w *wanted, cgroups cgroup.Index, o ReconcileOpti
 		return []Step{busy(w.path, w.idn.PodUID)}, nil
 	}
 	return acts, err
+}
+
+// makeLive makes w's group or adopts it, under the pod's lock (tx), for reconcileLive:
+// goresctrl adopts an existing group or makes a missing one; either way it tracks it. done
+// says the pass over this pod ends here, with err: its class is not in resctrl, or it waits
+// for an RMID (pending), its own step (the last of acts) replaced by that; or the group
+// could not be made.
+func (m *Manager) makeLive(tx *registry.Tx, w *wanted, acts *[]Step) (done bool, err error) {
+	reclaimed, err := m.ensureReclaiming(w.addr(), false)
+	if reclaimed != nil {
+		// Before the pod's own step (created, completed, recreated), which a pod left
+		// pending replaces.
+		*acts = slices.Insert(*acts, max(len(*acts)-1, 0), *reclaimed)
+	}
+	instead := func(what vocab.Action, detail string) {
+		if len(*acts) > 0 {
+			*acts = (*acts)[:len(*acts)-1]
+		}
+		*acts = append(*acts, Step{Action: what, Group: w.path, Pod: w.idn.PodUID, Detail: detail})
+	}
+	switch {
+	case err == nil:
+		return false, nil
+	case w.class != "" && errors.Is(err, fs.ErrNotExist):
+		// The class is not there: removed while the pod ran (see the package comment of
+		// resctrlfs, "Removal"), or not made yet. Nothing can be made under it, and nothing
+		// failed here: the record stays, and a pass after the class is made again makes the
+		// group.
+		instead(vocab.Refused, fmt.Sprintf("its class %q is not in resctrl (removed while the pod ran, the kernel moved its tasks to the root group); its group is made again once the class is", w.class))
+		return true, nil
+	case !noRMID(err):
+		return true, fmt.Errorf("create %s: %w%s", w.path, err, m.kernelSaysSuffix())
+	}
+	tx.Rec.Pending = fmt.Sprintf("%s for %s: %s", resctrlfs.ErrNoRMID, w.path, m.kernelSays())
+	instead(vocab.Pending, tx.Rec.Pending)
+	return true, errors.Join(m.syncContainers(&tx.Rec, w), tx.Save())
 }
 
 // syncContainers makes the record's containers exactly the live ones, and binds them.

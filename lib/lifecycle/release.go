@@ -28,12 +28,12 @@ func (m *Manager) ReleaseAll() (steps []Step, err error) {
 					return err
 				}
 			}
-			if _, exists := m.rs.Tasks(tx.Rec.Path); !exists {
+			if _, exists := m.rs.Tasks(addrOf(tx.Rec)); !exists {
 				st.Detail = "group was already gone"
 				return tx.Delete()
 			}
 			m.writeSnapshot(tx.Rec, snapshot.End)
-			if err := m.rs.Remove(tx.Rec.Group, tx.Rec.Class); err != nil {
+			if err := m.rs.Remove(addrOf(tx.Rec)); err != nil {
 				m.recordFailure(vocab.FailRemove, tx.Rec.Path, podOf(tx.Rec), err)
 				st.Action, st.Detail = vocab.Kept, m.keep(tx, err.Error()+m.kernelSaysSuffix())
 				return nil

@@ -6,6 +6,7 @@ import (
 
 	"github.com/resctrl-mon/resctrl-mon/lib/ocistate"
 	"github.com/resctrl-mon/resctrl-mon/lib/procfs"
+	"github.com/resctrl-mon/resctrl-mon/lib/resctrlfs"
 )
 
 // RuncMadeGroup is Placement.RuntimeGroup for a front end: the spec sets
@@ -62,11 +63,12 @@ func (m *Manager) dropRuntimeGroup(p Placement, out *Outcome) {
 		out.Detail = joinDetail(out.Detail, "the runtime's group "+path+" left: its name is not one resctrl-mon removes")
 		return
 	}
-	if !m.rs.Exists(path) {
+	g := resctrlfs.Addr{Class: p.Class, Name: p.ContainerID}
+	if !m.rs.Exists(g) {
 		// runc before 1.4 made none; or it is gone already: nothing holds an RMID.
 		return
 	}
-	if err := m.rs.Remove(p.ContainerID, p.Class); err != nil {
+	if err := m.rs.Remove(g); err != nil {
 		m.log.Warn("the runtime's own monitoring group could not be removed: it holds an RMID until the runtime deletes the container",
 			"container", p.ContainerID, "group", path, "err", err, "kernel", m.kernelSays())
 		out.Detail = joinDetail(out.Detail, fmt.Sprintf("the runtime's group %s not removed: %v", path, err))

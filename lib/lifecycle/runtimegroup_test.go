@@ -9,7 +9,9 @@ import (
 
 	"github.com/resctrl-mon/resctrl-mon/lib/config"
 	"github.com/resctrl-mon/resctrl-mon/lib/identity"
+	"github.com/resctrl-mon/resctrl-mon/lib/resctrlfs"
 	"github.com/resctrl-mon/resctrl-mon/lib/vocab"
+	"github.com/resctrl-mon/resctrl-mon/test/resctrlfake"
 )
 
 // A container whose runtime made a monitoring group of its own (enableMonitoring: runc ≥ 1.4
@@ -45,7 +47,7 @@ func TestRuntimeGroupRemoved(t *testing.T) {
 				t.Fatal(err)
 			}
 			if c.alreadyOff {
-				if err := fake.Remove(id, c.class); err != nil {
+				if err := fake.Remove(resctrlfs.Addr{Class: c.class, Name: id}); err != nil {
 					t.Fatal(err)
 				}
 			}
@@ -58,10 +60,10 @@ func TestRuntimeGroupRemoved(t *testing.T) {
 			if err != nil || out.Action != vocab.Created {
 				t.Fatalf("placed %+v, %v; want created", out, err)
 			}
-			if tasks, _ := fake.Tasks(out.Group); !tasks[pid] {
+			if tasks, _ := fake.Tasks(resctrlfake.At(out.Group)); !tasks[pid] {
 				t.Errorf("%s holds %v, not the init %d", out.Group, tasks, pid)
 			}
-			if fake.Exists(theirs) {
+			if fake.Exists(resctrlfake.At(theirs)) {
 				t.Errorf("the runtime's group %s is still there, holding an RMID", theirs)
 			}
 			if n := fake.Count(); n != 1 {
@@ -89,7 +91,7 @@ func TestRuntimeGroupLeftWithoutEnableMonitoring(t *testing.T) {
 	if out, err := e.place(id, pid, crio(podA, sbA), ""); err != nil || out.Action != vocab.Created {
 		t.Fatalf("placed %+v, %v", out, err)
 	}
-	if !fake.Exists(other) {
+	if !fake.Exists(resctrlfake.At(other)) {
 		t.Errorf("%s removed although the spec did not ask the runtime to make it", other)
 	}
 }
@@ -113,7 +115,7 @@ func TestRuntimeGroupKeptWhenPlacementFails(t *testing.T) {
 	if _, err := e.m.Place(Placement{ContainerID: id, Pid: pid, Pod: idn, Annotations: a, Class: "gold", RuntimeGroup: true}); err == nil {
 		t.Fatal("placed an init outside its spec's class")
 	}
-	if tasks, _ := fake.Tasks(theirs); !tasks[pid] {
+	if tasks, _ := fake.Tasks(resctrlfake.At(theirs)); !tasks[pid] {
 		t.Errorf("the runtime's group %s lost the init: %v", theirs, tasks)
 	}
 }

@@ -15,7 +15,7 @@ func (m *Manager) writeSnapshot(rec registry.Record, kind snapshot.Kind) {
 	if m.cfg.SnapshotDir == "" {
 		return
 	}
-	readings, missing, err := m.rs.Counters(rec.Path)
+	readings, missing, err := m.rs.Counters(addrOf(rec))
 	if err != nil {
 		m.recordFailure(vocab.FailSnapshot, rec.Path, podOf(rec), err)
 	}

@@ -126,7 +126,7 @@ func TestFakeSnapshotCountersFail(t *testing.T) {
 	if out, err := e.create("c1", pid, crio(podA, sbA)); err != nil || out.Action != vocab.Created {
 		t.Fatalf("create with the counters failing: %+v, %v; want created", out, err)
 	}
-	if tasks, _ := fake.Tasks("mon_groups/" + podA); !tasks[pid] {
+	if tasks, _ := fake.Tasks(resctrlfs.Addr{Name: podA}); !tasks[pid] {
 		t.Errorf("the container's init is not in its group: %v", tasks)
 	}
 	rec, _, _ := e.m.Store().Load(podA)

@@ -22,38 +22,38 @@ import (
 // assignment in mbm_event mode (Assignment, GroupAssignment, WriteAssignment) and the kernel's
 // word on a refusal (LastCmdStatus). Nothing of lifecycle reaches resctrl another way, so its
 // decisions (placement, reclaim, snapshots, the counter policy) are unit-tested on the
-// in-memory fake (test/resctrlfake), without root or FUSE.
+// in-memory fake (test/resctrlfake), without root or FUSE. What the kernel does with each
+// call is the package comment's.
 //
-// Names are monitoring group names (the directory under mon_groups/); paths are below the
-// resctrl root ("mon_groups/<name>" or "<class>/mon_groups/<name>"). Errors keep goresctrl's
-// sentinels (monitor.ErrNoRMIDs, monitor.ErrClassMismatch) and the kernel's errnos, so
-// callers test them with errors.Is.
+// Every method names its group by Addr (class and name). Errors wrap the seam's sentinels
+// (ErrNoRMID, ErrClassMismatch, ErrNotTracked: errors.go) and keep the kernel's errnos, so
+// callers test them with errors.Is and never import goresctrl.
 type Groups interface {
-	// Ensure creates the group under class ("" for the root), or adopts it if it exists.
-	Ensure(name, class string) error
+	// Ensure creates the group, or adopts it if it exists.
+	Ensure(g Addr) error
 	// Assign moves one task into the group, after checking it is not in another class.
-	Assign(name string, tid int) error
-	// WriteTasks writes ids to the tasks file at path (a group's path), one per write(2),
-	// handing each write's result to result, which may stop the loop.
-	WriteTasks(path string, ids []int, result func(id int, err error) error) error
+	Assign(g Addr, tid int) error
+	// WriteTasks writes ids to the group's tasks file, one per write(2), handing each
+	// write's result to result, which may stop the loop.
+	WriteTasks(g Addr, ids []int, result func(id int, err error) error) error
 	// Tasks lists the group's thread ids; ok is false when the group does not exist.
-	Tasks(path string) (tids map[int]bool, ok bool)
-	// Exists reports whether the group at path exists.
-	Exists(path string) bool
-	// Remove removes the group of that name under class (its RMID is freed), whoever made
-	// it; one already gone is no error.
-	Remove(name, class string) error
+	Tasks(g Addr) (tids map[int]bool, ok bool)
+	// Exists reports whether the group exists.
+	Exists(g Addr) bool
+	// Remove removes the group (its RMID is freed), whoever made it; one already gone is
+	// no error.
+	Remove(g Addr) error
 	// LastCmdStatus is the kernel's word on the last failed command ("" if unreadable).
 	LastCmdStatus() string
-	// Counters reads every counter of the group at path: readings, and the counters with no
-	// sample and why; a group that is gone is an error wrapping os.ErrNotExist.
-	Counters(path string) ([]Reading, []Missing, error)
+	// Counters reads every counter of the group: readings, and the counters with no sample
+	// and why; a group that is gone is an error wrapping os.ErrNotExist.
+	Counters(g Addr) ([]Reading, []Missing, error)
 	// Assignment is the mount's counter assignment mode and counters (ReadAssignment).
 	Assignment() (Assignment, error)
-	// GroupAssignment is the group at path's assigned counters (ReadGroupAssignment).
-	GroupAssignment(path string) (GroupAssignment, error)
-	// WriteAssignment writes one assignment line to the group at path (WriteAssignment).
-	WriteAssignment(path, line string) error
+	// GroupAssignment is the group's assigned counters (ReadGroupAssignment).
+	GroupAssignment(g Addr) (GroupAssignment, error)
+	// WriteAssignment writes one assignment line to the group (WriteAssignment).
+	WriteAssignment(g Addr, line string) error
 }
 
 // Kernel is Groups on a resctrl mount, through goresctrl's pkg/monitor.
@@ -61,7 +61,7 @@ type Kernel struct {
 	root  string
 	canon func(string) string
 	mon   *monitor.Manager
-	tasks *TaskWriter
+	tasks *FileTaskWriter
 	// counters reads groups' mon_data, listed once for every group of the mount.
 	counters MonReader
 }
@@ -92,38 +92,43 @@ func Open(root string, mount Mount, valid func(string) bool, canon func(string) 
 	return &Kernel{root: root, canon: canon, mon: mon, tasks: NewTaskWriter(root)}, nil
 }
 
-func (k *Kernel) Counters(path string) ([]Reading, []Missing, error) {
-	return k.counters.Read(filepath.Join(k.root, path))
+func (k *Kernel) Counters(g Addr) ([]Reading, []Missing, error) {
+	return k.counters.Read(filepath.Join(k.root, g.Path()))
 }
 
 func (k *Kernel) Assignment() (Assignment, error) { return ReadAssignment(k.root) }
 
-func (k *Kernel) GroupAssignment(path string) (GroupAssignment, error) {
-	return ReadGroupAssignment(k.root, path)
+func (k *Kernel) GroupAssignment(g Addr) (GroupAssignment, error) {
+	return ReadGroupAssignment(k.root, g.Path())
 }
 
-func (k *Kernel) WriteAssignment(path, line string) error { return WriteAssignment(k.root, path, line) }
-
-func (k *Kernel) Ensure(name, class string) error {
-	_, err := k.mon.EnsureGroup(name, class)
-	return err
+func (k *Kernel) WriteAssignment(g Addr, line string) error {
+	return WriteAssignment(k.root, g.Path(), line)
 }
 
-func (k *Kernel) Assign(name string, tid int) error { return k.mon.AssignPID(name, tid) }
+// Ensure is goresctrl's EnsureGroup: it tracks the group by name from then on.
+func (k *Kernel) Ensure(g Addr) error {
+	_, err := k.mon.EnsureGroup(g.Name, g.Class)
+	return fromMonitor(err)
+}
+
+// Assign is goresctrl's AssignPID into the group it tracks by g's name.
+func (k *Kernel) Assign(g Addr, tid int) error { return fromMonitor(k.mon.AssignPID(g.Name, tid)) }
 
 // Remove is goresctrl's Remove for a group it tracks (made or found by this process); one it
 // does not (made by another process since: a reconcile or a poststop ends groups a hook
 // made) is removed by its rmdir here, instead of being made known to goresctrl first.
-func (k *Kernel) Remove(name, class string) error {
+func (k *Kernel) Remove(g Addr) error {
+	name := g.Name
 	k.tasks.Forget(name)
 	err := k.mon.Remove(name)
 	if !errors.Is(err, monitor.ErrNotTracked) {
-		return err
+		return fromMonitor(err)
 	}
 	if k.canon != nil {
 		name = k.canon(name)
 	}
-	p := filepath.Join(k.root, GroupPath(class, name))
+	p := filepath.Join(k.root, GroupPath(g.Class, name))
 	if err := unix.Rmdir(p); err != nil && !errors.Is(err, unix.ENOENT) {
 		return &fs.PathError{Op: "rmdir", Path: p, Err: err}
 	}
@@ -141,21 +146,21 @@ func GroupPath(class, name string) string {
 
 func (k *Kernel) LastCmdStatus() string { return LastCmdStatus(k.root) }
 
-func (k *Kernel) Exists(path string) bool {
-	_, err := os.Stat(filepath.Join(k.root, path))
+func (k *Kernel) Exists(g Addr) bool {
+	_, err := os.Stat(filepath.Join(k.root, g.Path()))
 	return err == nil
 }
 
-func (k *Kernel) Tasks(path string) (map[int]bool, bool) {
-	b, err := os.ReadFile(filepath.Join(k.root, path, "tasks"))
+func (k *Kernel) Tasks(g Addr) (map[int]bool, bool) {
+	b, err := os.ReadFile(filepath.Join(k.root, g.Path(), "tasks"))
 	if err != nil {
 		return map[int]bool{}, false
 	}
 	return ParseTasks(b), true
 }
 
-func (k *Kernel) WriteTasks(path string, ids []int, result func(id int, err error) error) error {
-	return k.tasks.Write(path, ids, result)
+func (k *Kernel) WriteTasks(g Addr, ids []int, result func(id int, err error) error) error {
+	return k.tasks.Write(g.Path(), ids, result)
 }
 
 // ParseTasks parses a tasks file: one thread id a line. Anything else is not a task.

@@ -33,13 +33,13 @@ func TestGoresctrlLogsThroughOurLogger(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := k.Ensure(uid, ""); err != nil { // adopts: goresctrl logs that at info
+	if err := k.Ensure(resctrlfs.Addr{Name: uid}); err != nil { // adopts: goresctrl logs that at info
 		t.Fatal(err)
 	}
 	if err := os.WriteFile(filepath.Join(sim.Dir, "mon_groups", uid, "tasks"), []byte(strconv.Itoa(os.Getpid())), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if err := k.Remove(uid, ""); err != nil { // non-empty: goresctrl warns
+	if err := k.Remove(resctrlfs.Addr{Name: uid}); err != nil { // non-empty: goresctrl warns
 		t.Fatal(err)
 	}
 	got := buf.String()
@@ -130,17 +130,17 @@ func TestRemoveAnotherProcesssGroup(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, class := range []string{"", "gold"} {
-		if err := theirs.Ensure(uid, class); err != nil {
+		g := resctrlfs.Addr{Class: class, Name: uid}
+		if err := theirs.Ensure(g); err != nil {
 			t.Fatal(err)
 		}
-		path := resctrlfs.GroupPath(class, uid)
-		if err := mine.Remove(uid, class); err != nil || mine.Exists(path) {
-			t.Errorf("class %q: Remove of a group another process made: %v, still there: %v", class, err, mine.Exists(path))
+		if err := mine.Remove(g); err != nil || mine.Exists(g) {
+			t.Errorf("class %q: Remove of a group another process made: %v, still there: %v", class, err, mine.Exists(g))
 		}
-		if err := mine.Remove(uid, class); err != nil {
+		if err := mine.Remove(g); err != nil {
 			t.Errorf("class %q: Remove of a group already gone: %v", class, err)
 		}
-		if err := theirs.Remove(uid, class); err != nil {
+		if err := theirs.Remove(g); err != nil {
 			t.Errorf("class %q: the maker's Remove after another's: %v", class, err)
 		}
 	}

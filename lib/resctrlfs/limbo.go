@@ -11,13 +11,11 @@ import (
 	"strings"
 )
 
-// LimboThreshold says whether RMIDs a removal frees go to the kernel's limbo, and the
-// llc_occupancy (bytes, in every L3 domain) under which the limbo worker frees one. Limbo is
-// on whenever llc_occupancy is monitored (free_rmid in fs/resctrl/monitor.c): the RMID is
-// dirty until a pass of the worker (every second) reads it below
-// info/L3_MON/max_threshold_occupancy, and mkdir says EBUSY while only dirty RMIDs are free.
-// A group whose own occupancy is already below it gives an RMID usable after that pass; one
-// above it, only once its lines leave the cache.
+// LimboThreshold says whether RMIDs a removal frees go to the kernel's limbo (whenever
+// llc_occupancy is monitored: see the package comment, "RMIDs and limbo"), and the
+// llc_occupancy (bytes, in every L3 domain) under which the limbo worker frees one. A group
+// whose own occupancy is already below it gives an RMID usable after the worker's next pass;
+// one above it, only once its lines leave the cache.
 func (k *Kernel) LimboThreshold() (threshold uint64, on bool, err error) {
 	return ReadLimboThreshold(k.root)
 }

@@ -26,15 +26,15 @@ func TestTasksFileOfAGroupMadeAgain(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	path := "mon_groups/" + uid
-	dir := filepath.Join(sim.Dir, path)
+	g := resctrlfs.Addr{Name: uid}
+	dir := filepath.Join(sim.Dir, g.Path())
 	pids := []int{proctest.Start(t, proctest.Sleep), proctest.Start(t, proctest.Sleep), proctest.Start(t, proctest.Sleep), proctest.Start(t, proctest.Sleep)}
 	write := func(pid int) error {
-		return k.WriteTasks(path, []int{pid}, func(_ int, err error) error { return err })
+		return k.WriteTasks(g, []int{pid}, func(_ int, err error) error { return err })
 	}
-	in := func(pid int) bool { tids, _ := k.Tasks(path); return tids[pid] }
+	in := func(pid int) bool { tids, _ := k.Tasks(g); return tids[pid] }
 
-	if err := k.Ensure(uid, ""); err != nil {
+	if err := k.Ensure(g); err != nil {
 		t.Fatal(err)
 	}
 	if err := write(pids[0]); err != nil || !in(pids[0]) {
@@ -59,13 +59,13 @@ func TestTasksFileOfAGroupMadeAgain(t *testing.T) {
 		t.Errorf("a write to a group that is gone: %v, want ENOENT", err)
 	}
 	// Through the Kernel: made, removed, made again.
-	if err := k.Ensure(uid, ""); err != nil {
+	if err := k.Ensure(g); err != nil {
 		t.Fatal(err)
 	}
-	if err := k.Remove(uid, ""); err != nil {
+	if err := k.Remove(g); err != nil {
 		t.Fatal(err)
 	}
-	if err := k.Ensure(uid, ""); err != nil {
+	if err := k.Ensure(g); err != nil {
 		t.Fatal(err)
 	}
 	if err := write(pids[3]); err != nil || !in(pids[3]) {
@@ -86,7 +86,7 @@ func TestTasksFilesConcurrent(t *testing.T) {
 	pid := proctest.Start(t, proctest.Sleep)
 	names := []string{uid, "0f8b2c1e-1111-2222-3333-444455556667", "0f8b2c1e-1111-2222-3333-444455556668"}
 	for _, n := range names {
-		if err := k.Ensure(n, ""); err != nil {
+		if err := k.Ensure(resctrlfs.Addr{Name: n}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -97,7 +97,7 @@ func TestTasksFilesConcurrent(t *testing.T) {
 			defer wg.Done()
 			for i := range 50 {
 				n := names[(w+i)%len(names)]
-				err := k.WriteTasks("mon_groups/"+n, []int{pid}, func(_ int, err error) error { return err })
+				err := k.WriteTasks(resctrlfs.Addr{Name: n}, []int{pid}, func(_ int, err error) error { return err })
 				if err != nil && !errors.Is(err, os.ErrNotExist) {
 					t.Errorf("write to %s: %v", n, err)
 					return
@@ -106,10 +106,10 @@ func TestTasksFilesConcurrent(t *testing.T) {
 		}()
 	}
 	for range 10 {
-		if err := k.Remove(names[0], ""); err != nil {
+		if err := k.Remove(resctrlfs.Addr{Name: names[0]}); err != nil {
 			t.Error(err)
 		}
-		if err := k.Ensure(names[0], ""); err != nil {
+		if err := k.Ensure(resctrlfs.Addr{Name: names[0]}); err != nil {
 			t.Error(err)
 		}
 	}

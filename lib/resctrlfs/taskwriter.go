@@ -6,24 +6,38 @@ import (
 	"strconv"
 )
 
-// TaskWriter writes thread ids into groups' tasks files, the one way the project does it in
-// a process of its own (the Kernel's WriteTasks, the runtime wrapper's join); the hook's join
-// makes the same writes as raw system calls in a vfork child (hooks/hook). One write(2) is one
-// id: the kernel takes the first id it parses and says nothing of the rest. The files stay
-// open until Close (see tasksFiles), so a long-running front end writes a joining
-// container's threads with one write each.
-type TaskWriter struct {
+// TaskWriter writes thread ids into a tasks file: of the group (or the class's own group) at
+// path below the resctrl root, one id per write(2), the only way the project moves a task
+// (see the package comment, "Tasks"). Each write's result goes to result, which may stop the
+// loop. A write that finds the group gone since its file was opened (stale) is made once more
+// through a new open.
+//
+// There are two: FileTaskWriter in this process (the Kernel's WriteTasks, the runtime
+// wrapper's join), and AsideTaskWriter, the hook's join, whose writes run in a vfork child
+// the hook can leave at its deadline (lib/aside; linux/amd64: elsewhere the hook leaves
+// every placement to its worker, whose Kernel writes with a FileTaskWriter).
+type TaskWriter interface {
+	Write(path string, ids []int, result func(id int, err error) error) error
+}
+
+var (
+	_ TaskWriter = (*FileTaskWriter)(nil)
+	_ TaskWriter = (*AsideTaskWriter)(nil)
+)
+
+// FileTaskWriter is the TaskWriter of a process of the project's own. The files stay open
+// until Close (see tasksFiles), so a long-running front end writes a joining container's
+// threads with one write each.
+type FileTaskWriter struct {
 	root  string
 	files tasksFiles
 }
 
 // NewTaskWriter writes below the resctrl mount at root (checked by the caller).
-func NewTaskWriter(root string) *TaskWriter { return &TaskWriter{root: root} }
+func NewTaskWriter(root string) *FileTaskWriter { return &FileTaskWriter{root: root} }
 
-// Write writes ids to the tasks file of the group at path (below the root), handing each
-// write's result to result, which may stop the loop. A write that finds the group gone since
-// its file was opened is made once more through a new open.
-func (w *TaskWriter) Write(path string, ids []int, result func(id int, err error) error) error {
+// Write is TaskWriter's.
+func (w *FileTaskWriter) Write(path string, ids []int, result func(id int, err error) error) error {
 	p := filepath.Join(w.root, path, "tasks")
 	file, err := w.files.acquire(p)
 	if err != nil {
@@ -52,7 +66,7 @@ func (w *TaskWriter) Write(path string, ids []int, result func(id int, err error
 }
 
 // WriteOne writes tid into the group at path, with the kernel's last_cmd_status in the error.
-func (w *TaskWriter) WriteOne(path string, tid int) error {
+func (w *FileTaskWriter) WriteOne(path string, tid int) error {
 	err := w.Write(path, []int{tid}, func(_ int, err error) error { return err })
 	if err == nil {
 		return nil
@@ -64,10 +78,10 @@ func (w *TaskWriter) WriteOne(path string, tid int) error {
 }
 
 // Forget lets go of the tasks files of every group named name: it was removed.
-func (w *TaskWriter) Forget(name string) { w.files.forget(name) }
+func (w *FileTaskWriter) Forget(name string) { w.files.forget(name) }
 
 // Close closes every file kept open.
-func (w *TaskWriter) Close() {
+func (w *FileTaskWriter) Close() {
 	w.files.mu.Lock()
 	defer w.files.mu.Unlock()
 	for p, e := range w.files.files {

@@ -88,7 +88,7 @@ func TestTreeThroughFake(t *testing.T) {
 	f.UseTree(resctrlfake.Tree(t, "l3"))
 	f.SetAssignMode(resctrlfs.AssignModeEvent, 2, 4) // the root takes 2 of each domain's 4
 	for _, name := range []string{"a", "b"} {
-		if err := f.Ensure(name, ""); err != nil {
+		if err := f.Ensure(resctrlfs.Addr{Name: name}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -110,7 +110,7 @@ func TestTreeThroughFake(t *testing.T) {
 			"mon_L3_01/mbm_total_bytes: Unassigned",
 		},
 	} {
-		readings, missing, err := f.Counters(path)
+		readings, missing, err := f.Counters(resctrlfake.At(path))
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -64,15 +64,13 @@ func (g target) check() error {
 // was given a reused pid). A group removed since the registry was read makes the write fail,
 // which is reported.
 //
-// A task written into a resctrl group stays there across execve, and what it forks or clones
-// after is born there: the wrapper writes the thread that will exec the real runtime, so
-// `runc exec`, its `runc init` and the process it runs in the container are all counted from
-// their first instruction.
+// The wrapper writes the thread that will exec the real runtime, so `runc exec`, its
+// `runc init` and the process it runs in the container are all born in the group, counted
+// from their first instruction (see the package comment of resctrlfs, "Tasks").
 //
-// For a group inside an allocation class, tid first joins the class (its own tasks): the
-// kernel moves a task into a monitoring group only from the group's own class (EINVAL, "Can't
-// move task to different control group"), and the wrapper runs in the engine's class, the
-// root. The runtime's exec writes the exec'd process into the class's tasks anyway (runc's
+// For a group inside an allocation class, tid first joins the class (its own tasks): a task
+// moves into a monitoring group only from the group's own class ("Classes"), and the wrapper
+// runs in the engine's class, the root. The runtime's exec writes the exec'd process into the class's tasks anyway (runc's
 // setnsProcess.start, crun's libcrun_join_process), and the record's class is the one the
 // container's init was placed from, so this reclassifies nothing the runtime would not.
 func (g target) join(root string, mount resctrlfs.Mount, tid int, still func() bool) error {

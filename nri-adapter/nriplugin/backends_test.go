@@ -12,6 +12,7 @@ import (
 	"github.com/resctrl-mon/resctrl-mon/lib/lifecycle"
 	"github.com/resctrl-mon/resctrl-mon/lib/procfs"
 	"github.com/resctrl-mon/resctrl-mon/lib/resctrlfs"
+	"github.com/resctrl-mon/resctrl-mon/test/resctrlfake"
 	"github.com/resctrl-mon/resctrl-mon/test/resctrlsim"
 	"github.com/resctrl-mon/resctrl-mon/test/simenv"
 )
@@ -111,7 +112,7 @@ func (e *env) tasks(group string) []int {
 		return tids
 	}
 	if group != "" {
-		tids, ok := e.fake.Tasks(group)
+		tids, ok := e.fake.Tasks(resctrlfake.At(group))
 		if !ok {
 			e.t.Fatalf("tasks of %s: no such group", group)
 		}

@@ -115,7 +115,8 @@ func (f *Resctrl) Assignment() (resctrlfs.Assignment, error) {
 }
 
 // GroupAssignment is the group's mbm_L3_assignments, readable in mbm_event mode only.
-func (f *Resctrl) GroupAssignment(path string) (resctrlfs.GroupAssignment, error) {
+func (f *Resctrl) GroupAssignment(g resctrlfs.Addr) (resctrlfs.GroupAssignment, error) {
+	path := g.Path()
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if _, ok := f.groups[path]; !ok {
@@ -142,7 +143,8 @@ func (f *Resctrl) GroupAssignment(path string) (resctrlfs.GroupAssignment, error
 // in order; the first that cannot be taken fails the write with the kernel's words in
 // LastCmdStatus, keeping what was done before it. One line: the fake takes no "\n" between
 // events.
-func (f *Resctrl) WriteAssignment(path, line string) error {
+func (f *Resctrl) WriteAssignment(g resctrlfs.Addr, line string) error {
+	path := g.Path()
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	fail := func(errno syscall.Errno, status string) error {

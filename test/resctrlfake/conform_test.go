@@ -14,8 +14,6 @@ import (
 	"syscall"
 	"testing"
 
-	"github.com/intel/goresctrl/pkg/monitor"
-
 	"github.com/resctrl-mon/resctrl-mon/lib/lifecycle"
 	"github.com/resctrl-mon/resctrl-mon/lib/resctrlfs"
 	"github.com/resctrl-mon/resctrl-mon/test/resctrlfake"
@@ -100,15 +98,15 @@ func run(t *testing.T, b *backend, script []step) {
 	}
 }
 
-// say words an error as the kernel and goresctrl tell it: goresctrl's sentinel, the errno
-// and, with an errno, last_cmd_status.
+// say words an error as the kernel and goresctrl tell it, through the seam: resctrlfs's
+// sentinel, the errno and, with an errno, last_cmd_status.
 func say(b *backend, err error) string {
 	if err == nil {
 		return "ok"
 	}
 	var words []string
-	for name, e := range map[string]error{"ErrNoRMIDs": monitor.ErrNoRMIDs, "ErrClassMismatch": monitor.ErrClassMismatch,
-		"ErrNotTracked": monitor.ErrNotTracked} {
+	for name, e := range map[string]error{"ErrNoRMID": resctrlfs.ErrNoRMID, "ErrClassMismatch": resctrlfs.ErrClassMismatch,
+		"ErrNotTracked": resctrlfs.ErrNotTracked} {
 		if errors.Is(err, e) {
 			words = append(words, name)
 		}
@@ -143,12 +141,26 @@ const (
 	groupX = "0000000d-0000-4000-8000-000000000000"
 )
 
+// at is the group at path, as the script names it.
+func at(t *testing.T, path string) resctrlfs.Addr {
+	t.Helper()
+	a, err := resctrlfs.ParseAddr(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return a
+}
+
 func ensure(name, class string) func(*testing.T, *backend, map[string]int) string {
-	return func(_ *testing.T, b *backend, _ map[string]int) string { return say(b, b.rs.Ensure(name, class)) }
+	return func(_ *testing.T, b *backend, _ map[string]int) string {
+		return say(b, b.rs.Ensure(resctrlfs.Addr{Class: class, Name: name}))
+	}
 }
 
 func remove(name, class string) func(*testing.T, *backend, map[string]int) string {
-	return func(_ *testing.T, b *backend, _ map[string]int) string { return say(b, b.rs.Remove(name, class)) }
+	return func(_ *testing.T, b *backend, _ map[string]int) string {
+		return say(b, b.rs.Remove(resctrlfs.Addr{Class: class, Name: name}))
+	}
 }
 
 // outsideMkdir is another process's mkdir of the group at path: not one this process made.
@@ -156,39 +168,39 @@ func outsideMkdir(path string) func(*testing.T, *backend, map[string]int) string
 	return func(t *testing.T, b *backend, _ map[string]int) string { return say(b, b.mkdir(t, path)) }
 }
 
-func assign(name, task string) func(*testing.T, *backend, map[string]int) string {
-	return func(_ *testing.T, b *backend, tids map[string]int) string {
-		return say(b, b.rs.Assign(name, tids[task]))
+func assign(path, task string) func(*testing.T, *backend, map[string]int) string {
+	return func(t *testing.T, b *backend, tids map[string]int) string {
+		return say(b, b.rs.Assign(at(t, path), tids[task]))
 	}
 }
 
 func writeTasks(path, task string) func(*testing.T, *backend, map[string]int) string {
-	return func(_ *testing.T, b *backend, tids map[string]int) string {
-		return say(b, b.rs.WriteTasks(path, []int{tids[task]}, func(_ int, err error) error { return err }))
+	return func(t *testing.T, b *backend, tids map[string]int) string {
+		return say(b, b.rs.WriteTasks(at(t, path), []int{tids[task]}, func(_ int, err error) error { return err }))
 	}
 }
 
 // writeTasksCounted is writeTasks that also says how many results the write gave.
 func writeTasksCounted(path string, names ...string) func(*testing.T, *backend, map[string]int) string {
-	return func(_ *testing.T, b *backend, tids map[string]int) string {
+	return func(t *testing.T, b *backend, tids map[string]int) string {
 		var ids []int
 		for _, n := range names {
 			ids = append(ids, tids[n])
 		}
 		results := 0
-		err := b.rs.WriteTasks(path, ids, func(_ int, err error) error { results++; return err })
+		err := b.rs.WriteTasks(at(t, path), ids, func(_ int, err error) error { results++; return err })
 		return fmt.Sprintf("%s, %d results", say(b, err), results)
 	}
 }
 
 // tasks lists the script's tasks in the group at path, by name; "gone" for no group.
 func tasks(path string) func(*testing.T, *backend, map[string]int) string {
-	return func(_ *testing.T, b *backend, tids map[string]int) string {
-		in, ok := b.rs.Tasks(path)
+	return func(t *testing.T, b *backend, tids map[string]int) string {
+		in, ok := b.rs.Tasks(at(t, path))
 		if !ok {
 			return "gone"
 		}
-		if b.rs.Exists(path) != ok {
+		if b.rs.Exists(at(t, path)) != ok {
 			return "Exists and Tasks disagree"
 		}
 		var names []string
@@ -212,12 +224,12 @@ func TestConformGroups(t *testing.T) {
 	script := []step{
 		{"mkdir A", ensure(groupA, ""), "ok"},
 		{"mkdir B", ensure(groupB, ""), "ok"},
-		{"mkdir X with no RMID left", ensure(groupX, ""), "ErrNoRMIDs ENOSPC (Out of RMIDs)"},
+		{"mkdir X with no RMID left", ensure(groupX, ""), "ErrNoRMID ENOSPC (Out of RMIDs)"},
 		{"Ensure A again: adopted, no RMID taken", ensure(groupA, ""), "ok"},
-		{"t1 into A", assign(groupA, "t1"), "ok"},
-		{"t2 into A", assign(groupA, "t2"), "ok"},
+		{"t1 into A", assign(root(groupA), "t1"), "ok"},
+		{"t2 into A", assign(root(groupA), "t2"), "ok"},
 		{"A's tasks", tasks(root(groupA)), "[t1 t2]"},
-		{"t1 into B: moved", assign(groupB, "t1"), "ok"},
+		{"t1 into B: moved", assign(root(groupB), "t1"), "ok"},
 		{"A's tasks after the move", tasks(root(groupA)), "[t2]"},
 		{"B's tasks", tasks(root(groupB)), "[t1]"},
 		{"rmdir B", remove(groupB, ""), "ok"},
@@ -228,7 +240,7 @@ func TestConformGroups(t *testing.T) {
 		{"rmdir of a group that is not there", remove(groupM, ""), "ok"},
 		{"rmdir X", remove(groupX, ""), "ok"},
 		{"another process's mkdir of B", outsideMkdir(root(groupB)), "ok"},
-		{"no RMID left", ensure(groupX, ""), "ErrNoRMIDs ENOSPC (Out of RMIDs)"},
+		{"no RMID left", ensure(groupX, ""), "ErrNoRMID ENOSPC (Out of RMIDs)"},
 		{"rmdir of B, made by the other process", remove(groupB, ""), "ok"},
 		{"B after its rmdir", tasks(root(groupB)), "gone"},
 		{"mkdir M in class c", ensure(groupM, "c"), "ok"},
@@ -240,12 +252,12 @@ func TestConformGroups(t *testing.T) {
 			b.class(t, tids["t3"], "c")
 			return "ok"
 		}, "ok"},
-		{"t3 into the root's A through goresctrl", assign(groupA, "t3"), "ErrClassMismatch"},
+		{"t3 into the root's A through goresctrl", assign(root(groupA), "t3"), "ErrClassMismatch"},
 		{"t3 into the root's A by the tasks file", writeTasks(root(groupA), "t3"), classRefusal},
-		{"t3 into c's M", assign(groupM, "t3"), "ok"},
+		{"t3 into c's M", assign(class(groupM), "t3"), "ok"},
 		{"M's tasks", tasks(class(groupM)), "[t3]"},
 		{"rmdir M: t3 back in c's own group", remove(groupM, "c"), "ok"},
-		{"t3 still of class c", assign(groupA, "t3"), "ErrClassMismatch"},
+		{"t3 still of class c", assign(root(groupA), "t3"), "ErrClassMismatch"},
 		{"rmdir A with t2 in it", remove(groupA, ""), "ok"},
 		{"A after rmdir", tasks(root(groupA)), "gone"},
 	}
@@ -264,6 +276,9 @@ func TestConformGroups(t *testing.T) {
 func g(i int) string { return fmt.Sprintf("mon_groups/%08d-0000-4000-8000-000000000000", i) }
 
 func gname(i int) string { return filepath.Base(g(i)) }
+
+// addr is the i-th group of a counter script.
+func addr(i int) resctrlfs.Addr { return resctrlfs.Addr{Name: gname(i)} }
 
 // free is info/L3_MON as "<mode> counters <d>=<n>;... free <d>=<n>;...".
 func free(_ *testing.T, b *backend, _ map[string]int) string {
@@ -289,7 +304,7 @@ func domains(m map[string]int) string {
 // hold a counter, "none" if none does.
 func held(i int) func(*testing.T, *backend, map[string]int) string {
 	return func(_ *testing.T, b *backend, _ map[string]int) string {
-		ga, err := b.rs.GroupAssignment(g(i))
+		ga, err := b.rs.GroupAssignment(addr(i))
 		if err != nil {
 			return say(b, err)
 		}
@@ -310,7 +325,7 @@ func held(i int) func(*testing.T, *backend, map[string]int) string {
 // unassigned lists the group's counters that read "Unassigned"; "none" if none does.
 func unassigned(i int) func(*testing.T, *backend, map[string]int) string {
 	return func(_ *testing.T, b *backend, _ map[string]int) string {
-		_, missing, err := b.rs.Counters(g(i))
+		_, missing, err := b.rs.Counters(addr(i))
 		if err != nil {
 			return say(b, err)
 		}
@@ -330,7 +345,7 @@ func unassigned(i int) func(*testing.T, *backend, map[string]int) string {
 
 func writeAssign(i int, line string) func(*testing.T, *backend, map[string]int) string {
 	return func(_ *testing.T, b *backend, _ map[string]int) string {
-		return say(b, b.rs.WriteAssignment(g(i), line))
+		return say(b, b.rs.WriteAssignment(addr(i), line))
 	}
 }
 
@@ -433,8 +448,8 @@ func occupancy(path string, bytes uint64, c *limboCtl) func(*testing.T, *backend
 
 // llc is the group's highest llc_occupancy reading.
 func llc(path string) func(*testing.T, *backend, map[string]int) string {
-	return func(_ *testing.T, b *backend, _ map[string]int) string {
-		readings, _, err := b.rs.Counters(path)
+	return func(t *testing.T, b *backend, _ map[string]int) string {
+		readings, _, err := b.rs.Counters(at(t, path))
 		if err != nil {
 			return say(b, err)
 		}
@@ -467,7 +482,7 @@ func TestConformLimbo(t *testing.T) {
 			}, "1048576 true <nil>"},
 			{"mkdir A", ensure(groupA, ""), "ok"},
 			{"mkdir B", ensure(groupB, ""), "ok"},
-			{"mkdir X with every RMID used", ensure(groupX, ""), "ErrNoRMIDs ENOSPC (Out of RMIDs)"},
+			{"mkdir X with every RMID used", ensure(groupX, ""), "ErrNoRMID ENOSPC (Out of RMIDs)"},
 			{"A's lines held at 2 MiB", occupancy(root(groupA), 2<<20, c), "ok"},
 			{"A's llc_occupancy", llc(root(groupA)), "2097152"},
 			{"rmdir A", remove(groupA, ""), "ok"},
@@ -493,7 +508,7 @@ func TestConformLimbo(t *testing.T) {
 			}, "8388608 <nil>"},
 			{"a pass under the raised threshold", pass, "freed 1"},
 			{"mkdir B in X's RMID", ensure(groupB, ""), "ok"},
-			{"mkdir X with every RMID used, limbo empty", ensure(groupX, ""), "ErrNoRMIDs ENOSPC (Out of RMIDs)"},
+			{"mkdir X with every RMID used, limbo empty", ensure(groupX, ""), "ErrNoRMID ENOSPC (Out of RMIDs)"},
 		}
 	}
 	t.Run("fake", func(t *testing.T) {

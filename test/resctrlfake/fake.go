@@ -7,8 +7,6 @@ import (
 	"sync"
 	"syscall"
 
-	"github.com/intel/goresctrl/pkg/monitor"
-
 	"github.com/resctrl-mon/resctrl-mon/lib/resctrlfs"
 )
 
@@ -82,13 +80,13 @@ func (f *Resctrl) Removed() []string {
 // Ensure is mkdir, or adopting the group that is there. A new group in mbm_event mode gets
 // counters as the kernel gives them at mkdir (see SetAssignMode). A name already made under
 // another class is refused, as goresctrl refuses it (with its words).
-func (f *Resctrl) Ensure(name, class string) error {
+func (f *Resctrl) Ensure(g resctrlfs.Addr) error {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	p := resctrlfs.GroupPath(class, name)
+	name, class, p := g.Name, g.Class, g.Path()
 	if old, ok := f.paths[name]; ok && old != p {
-		was, _, _ := splitGroupPath(old) // the group may be gone (Remount): goresctrl still tracks it
-		return fmt.Errorf("key %q already tracked under rdtClass %q, cannot reassign to %q", name, was, class)
+		was, _ := resctrlfs.ParseAddr(old) // the group may be gone (Remount): goresctrl still tracks it
+		return fmt.Errorf("key %q already tracked under rdtClass %q, cannot reassign to %q", name, was.Class, class)
 	}
 	if _, ok := f.groups[p]; ok {
 		f.paths[name] = p
@@ -100,29 +98,31 @@ func (f *Resctrl) Ensure(name, class string) error {
 	}
 	if len(f.groups) >= f.rmids {
 		f.last = "Out of RMIDs"
-		return fmt.Errorf("%w (key %s): %w", monitor.ErrNoRMIDs, name, syscall.ENOSPC)
+		return fmt.Errorf("%w (key %s): %w", resctrlfs.ErrNoRMID, name, syscall.ENOSPC)
 	}
 	f.groups[p], f.paths[name] = &group{class: class, tasks: map[int]bool{}}, p
 	f.assign.onCreate(p)
 	return nil
 }
 
-// Assign is goresctrl's AssignPID: its class check, then the kernel's write.
-func (f *Resctrl) Assign(name string, tid int) error {
+// Assign is goresctrl's AssignPID: its class check, then the kernel's write, into the group
+// this process tracks by a's name (goresctrl's key), as resctrlfs.Kernel's Assign.
+func (f *Resctrl) Assign(a resctrlfs.Addr, tid int) error {
 	f.mu.Lock()
 	defer f.mu.Unlock()
+	name := a.Name
 	p := f.paths[name]
 	g, ok := f.groups[p]
 	if !ok {
-		return fmt.Errorf("group %s: %w", name, monitor.ErrNotTracked)
+		return fmt.Errorf("group %s: %w", name, resctrlfs.ErrNotTracked)
 	}
 	if cur := f.class[tid]; cur != "" && cur != g.class {
 		label := g.class
 		if label == "" {
 			label = "(root)"
 		}
-		return fmt.Errorf("%w: pid %d is in control group %q but mon_group %q is under %q",
-			monitor.ErrClassMismatch, tid, cur, name, label)
+		return fmt.Errorf("%w: pid belongs to a different control group: pid %d is in control group %q but mon_group %q is under %q",
+			resctrlfs.ErrClassMismatch, tid, cur, name, label)
 	}
 	return f.write(p, tid)
 }
@@ -153,9 +153,10 @@ func (f *Resctrl) write(p string, tid int) error {
 
 // WriteTasks is the kernel's writes through one open tasks file: no class check of its own.
 // A group that is not there (or no longer, between two writes) is the open's error,
-// returned without a result, as resctrlfs.TaskWriter returns it when it cannot open the
+// returned without a result, as a resctrlfs.TaskWriter returns it when it cannot open the
 // file (again, after a write to a removed group).
-func (f *Resctrl) WriteTasks(path string, ids []int, result func(int, error) error) error {
+func (f *Resctrl) WriteTasks(g resctrlfs.Addr, ids []int, result func(int, error) error) error {
+	path := g.Path()
 	for _, id := range ids {
 		f.mu.Lock()
 		_, ok := f.groups[path]
@@ -174,10 +175,10 @@ func (f *Resctrl) WriteTasks(path string, ids []int, result func(int, error) err
 	return nil
 }
 
-func (f *Resctrl) Tasks(path string) (map[int]bool, bool) {
+func (f *Resctrl) Tasks(a resctrlfs.Addr) (map[int]bool, bool) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	g, ok := f.groups[path]
+	g, ok := f.groups[a.Path()]
 	out := map[int]bool{}
 	if ok {
 		for t := range g.tasks {
@@ -187,18 +188,19 @@ func (f *Resctrl) Tasks(path string) (map[int]bool, bool) {
 	return out, ok
 }
 
-func (f *Resctrl) Exists(path string) bool { _, ok := f.Tasks(path); return ok }
+func (f *Resctrl) Exists(g resctrlfs.Addr) bool { _, ok := f.Tasks(g); return ok }
 
-// Remove is rmdir of the group name under class, whoever made it, as resctrlfs.Kernel's
-// Remove: the group this process tracks under that name (goresctrl's), else the one at
-// class's mon_groups/name (another process's); one already gone is no error. The group's
-// tasks go back to its class's own group (their class stays), its counters are freed.
-func (f *Resctrl) Remove(name, class string) error {
+// Remove is rmdir of the group at a, whoever made it, as resctrlfs.Kernel's Remove: the
+// group this process tracks under a's name (goresctrl's), else the one at a (another
+// process's); one already gone is no error. The group's tasks go back to its class's own
+// group (their class stays), its counters are freed.
+func (f *Resctrl) Remove(a resctrlfs.Addr) error {
 	f.mu.Lock()
 	defer f.mu.Unlock()
+	name := a.Name
 	p, tracked := f.paths[name]
 	if !tracked {
-		p = resctrlfs.GroupPath(class, name)
+		p = a.Path()
 	}
 	g, ok := f.groups[p]
 	if !ok {
@@ -238,7 +240,8 @@ func (f *Resctrl) SetCounters(path string, readings []resctrlfs.Reading, missing
 // directory. In mbm_event mode a tree's bandwidth counter (mbm_total_bytes, mbm_local_bytes
 // of an L3 domain) the group holds no counter for reads "Unassigned", as the kernel's (and
 // the simulator's) does, whatever the tree says.
-func (f *Resctrl) Counters(path string) ([]resctrlfs.Reading, []resctrlfs.Missing, error) {
+func (f *Resctrl) Counters(a resctrlfs.Addr) ([]resctrlfs.Reading, []resctrlfs.Missing, error) {
+	path := a.Path()
 	f.mu.Lock()
 	g, ok := f.groups[path]
 	tree := f.tree

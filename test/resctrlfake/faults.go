@@ -4,8 +4,9 @@ import (
 	"fmt"
 	"syscall"
 
-	"github.com/intel/goresctrl/pkg/monitor"
 	"golang.org/x/sys/unix"
+
+	"github.com/resctrl-mon/resctrl-mon/lib/resctrlfs"
 )
 
 // Op names an operation a test can make fail.
@@ -28,7 +29,7 @@ type fault struct {
 // FailNext makes the next n calls of op fail with errno, their error and LastCmdStatus
 // saying "fake fault in <op>: <ERRNO>", as the simulator's FailNext says "simulated fault in
 // <op>: <ERRNO>". A mkdir failed with ENOSPC or EBUSY is the kernel out of RMIDs, as in the
-// simulator: goresctrl's monitor.ErrNoRMIDs (for ENOSPC), LastCmdStatus "Out of RMIDs".
+// simulator: resctrlfs.ErrNoRMID (for ENOSPC), LastCmdStatus "Out of RMIDs".
 func (f *Resctrl) FailNext(op Op, n int, errno syscall.Errno) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
@@ -53,7 +54,7 @@ func (f *Resctrl) fault(op Op, path string) error {
 	if op == OpMkdir && (ft.errno == syscall.ENOSPC || ft.errno == syscall.EBUSY) {
 		f.last = "Out of RMIDs"
 		if ft.errno == syscall.ENOSPC {
-			return fmt.Errorf("%w (group %s): %w", monitor.ErrNoRMIDs, path, ft.errno)
+			return fmt.Errorf("%w (group %s): %w", resctrlfs.ErrNoRMID, path, ft.errno)
 		}
 		return fmt.Errorf("mkdir %s: %w", path, ft.errno)
 	}

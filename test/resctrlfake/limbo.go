@@ -115,23 +115,19 @@ func (l *Limbo) sync() {
 }
 
 // Ensure is the fake's, failing with EBUSY while every free RMID is dirty.
-func (l *Limbo) Ensure(name, class string) error {
+func (l *Limbo) Ensure(g resctrlfs.Addr) error {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	l.sync()
 	f := l.Resctrl
 	f.mu.Lock()
-	p := class + "/mon_groups/" + name
-	if class == "" {
-		p = "mon_groups/" + name
-	}
-	_, exists := f.groups[p]
+	_, exists := f.groups[g.Path()]
 	used, dirty := len(f.groups), len(l.dirty)
 	f.mu.Unlock()
 	if !exists && used < f.rmids && used+dirty >= f.rmids {
 		f.FailNext(OpMkdir, 1, syscall.EBUSY)
 	}
-	return f.Ensure(name, class)
+	return f.Ensure(g)
 }
 
 // Mkdir is another process's mkdir, with limbo's EBUSY as Ensure's.

@@ -5,8 +5,9 @@ import (
 	"maps"
 	"os"
 	"slices"
-	"strings"
 	"syscall"
+
+	"github.com/resctrl-mon/resctrl-mon/lib/resctrlfs"
 )
 
 // What happens to resctrl outside the process under test, for tests that must set it up the
@@ -17,10 +18,11 @@ import (
 // takes an RMID as any group does, but its name is not tracked here (goresctrl tracks only
 // what this process made or found), so nothing of ours knows it until it looks.
 func (f *Resctrl) Mkdir(path string) error {
-	class, name, ok := splitGroupPath(path)
-	if !ok {
+	g, err := resctrlfs.ParseAddr(path)
+	if err != nil {
 		return fmt.Errorf("mkdir %s: not a monitoring group's path (mon_groups/<name> or <class>/mon_groups/<name>): %w", path, syscall.EINVAL)
 	}
+	name := g.Name
 	f.mu.Lock()
 	if _, ok := f.groups[path]; ok {
 		f.mu.Unlock()
@@ -29,7 +31,7 @@ func (f *Resctrl) Mkdir(path string) error {
 	old, tracked := f.paths[name]
 	delete(f.paths, name)
 	f.mu.Unlock()
-	err := f.Ensure(name, class)
+	err = f.Ensure(g)
 	f.mu.Lock()
 	if tracked {
 		f.paths[name] = old
@@ -38,15 +40,6 @@ func (f *Resctrl) Mkdir(path string) error {
 	}
 	f.mu.Unlock()
 	return err
-}
-
-// splitGroupPath is a monitoring group's path's class ("" the root) and name.
-func splitGroupPath(path string) (class, name string, ok bool) {
-	if name, ok := strings.CutPrefix(path, "mon_groups/"); ok {
-		return "", name, name != "" && !strings.Contains(name, "/")
-	}
-	class, name, ok = strings.Cut(path, "/mon_groups/")
-	return class, name, ok && class != "" && !strings.Contains(class, "/") && name != "" && !strings.Contains(name, "/")
 }
 
 // Remount is resctrl unmounted and mounted again (or reset by a runtime's RDT setup): every
@@ -103,4 +96,15 @@ func (f *Resctrl) RuntimeGroup(class, containerID string, pid int) (string, erro
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	return p, f.write(p, pid)
+}
+
+// At is the group at path ("mon_groups/<name>" or "<class>/mon_groups/<name>"), for tests
+// that name groups as resctrl and Outcome.Group show them. A path that is no group's is a
+// mistake of the test's: it panics.
+func At(path string) resctrlfs.Addr {
+	a, err := resctrlfs.ParseAddr(path)
+	if err != nil {
+		panic(err)
+	}
+	return a
 }

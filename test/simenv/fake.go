@@ -158,7 +158,8 @@ func (b Backend) Exists(group string) bool {
 		_, err := os.Stat(filepath.Join(b.Sim.Dir, group))
 		return err == nil
 	}
-	return b.Fake.Exists(group)
+	a, err := resctrlfs.ParseAddr(group)
+	return err == nil && b.Fake.Exists(a)
 }
 
 // Mkdir makes the monitoring group at path as another tool (or an earlier process) does.
@@ -192,7 +193,7 @@ func (b Backend) RMID(group string) int {
 	if b.Sim != nil {
 		return b.Sim.RMID(group)
 	}
-	if !b.Fake.Exists(group) {
+	if !b.Exists(group) {
 		return -1
 	}
 	n := 1
@@ -210,5 +211,9 @@ func (b Backend) GroupAssignment(group string) (resctrlfs.GroupAssignment, error
 	if b.Sim != nil {
 		return resctrlfs.ReadGroupAssignment(b.Sim.Dir, group)
 	}
-	return b.Fake.GroupAssignment(group)
+	a, err := resctrlfs.ParseAddr(group)
+	if err != nil {
+		return resctrlfs.GroupAssignment{}, err
+	}
+	return b.Fake.GroupAssignment(a)
 }

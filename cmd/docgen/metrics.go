@@ -202,6 +202,6 @@ func (sampleNode) Assignment() (resctrlfs.Assignment, error) {
 
 // adapterFamilies is a scrape of the NRI adapter's own collector as it starts.
 func adapterFamilies() ([]*dto.MetricFamily, error) {
-	p := nriplugin.Unconfigured(slog.New(slog.DiscardHandler), errors.New("docs"))
+	p := nriplugin.Unconfigured(slog.New(slog.DiscardHandler), errors.New("docs"), nil)
 	return gather(p.Collector())
 }

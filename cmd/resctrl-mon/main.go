@@ -26,6 +26,7 @@ import (
 	"github.com/resctrl-mon/resctrl-mon/lib/lifecycle"
 	"github.com/resctrl-mon/resctrl-mon/lib/logging"
 	"github.com/resctrl-mon/resctrl-mon/lib/resctrlfs"
+	"github.com/resctrl-mon/resctrl-mon/lib/resctrlfs/kernel"
 	"github.com/resctrl-mon/resctrl-mon/lib/runtimes"
 	"github.com/resctrl-mon/resctrl-mon/lib/vocab"
 )
@@ -80,7 +81,7 @@ func open(c *cli.Context) (*lifecycle.Manager, config.Config, func(), error) {
 	if err != nil {
 		log, closer = slog.New(slog.NewTextHandler(os.Stderr, nil)), io.NopCloser(nil)
 	}
-	m, err := lifecycle.New(cfg, log)
+	m, err := lifecycle.New(cfg, log, kernel.Open)
 	if err != nil {
 		_ = closer.Close()
 		return nil, cfg, nil, err

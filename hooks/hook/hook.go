@@ -27,6 +27,7 @@ import (
 	"github.com/resctrl-mon/resctrl-mon/lib/lifecycle"
 	"github.com/resctrl-mon/resctrl-mon/lib/logging"
 	"github.com/resctrl-mon/resctrl-mon/lib/ocistate"
+	"github.com/resctrl-mon/resctrl-mon/lib/resctrlfs"
 	"github.com/resctrl-mon/resctrl-mon/lib/vocab"
 )
 
@@ -61,7 +62,7 @@ var ErrBudget = budget.ErrExhausted
 //
 // w is a worker started earlier (StartWorker), given its request here; nil starts one when
 // the call needs one (it is not a join). A join leaves w unused, and it ends.
-func Run(start time.Time, w *Worker, stage string, stdin io.Reader, stderr io.Writer, cfg config.Config, cfgErr error, logOpts ...logging.Option) int {
+func Run(start time.Time, w *Worker, stage string, stdin io.Reader, stderr io.Writer, cfg config.Config, cfgErr error, open resctrlfs.Opener, logOpts ...logging.Option) int {
 	// A worker not given its request ends.
 	defer w.Close()
 	b := budget.Budget{Start: start, Total: time.Duration(cfg.HookBudget)}
@@ -102,7 +103,7 @@ func Run(start time.Time, w *Worker, stage string, stdin io.Reader, stderr io.Wr
 		}
 		if stage == CreateRuntime {
 			joining.Store(true)
-			out, err, ok := join(st, cfg, log, deadline.Add(-tail), deadline, func(g string) { group.Store(g) }, settle)
+			out, err, ok := join(st, cfg, open, log, deadline.Add(-tail), deadline, func(g string) { group.Store(g) }, settle)
 			settle()
 			if ok {
 				if out.Container == "" {
@@ -170,11 +171,11 @@ func Run(start time.Time, w *Worker, stage string, stdin io.Reader, stderr io.Wr
 
 // handle is the worker's whole work; onGroup is told the pod's group before any resctrl
 // call that may be slow.
-func handle(stage string, st specs.State, cfg config.Config, log *slog.Logger, onGroup func(string)) (lifecycle.Outcome, error) {
+func handle(stage string, st specs.State, cfg config.Config, open resctrlfs.Opener, log *slog.Logger, onGroup func(string)) (lifecycle.Outcome, error) {
 	if stage != CreateRuntime && stage != Poststop {
 		return lifecycle.Outcome{Container: st.ID}, fmt.Errorf("unknown stage %q (want %s or %s)", stage, CreateRuntime, Poststop)
 	}
-	m, err := lifecycle.New(cfg, log)
+	m, err := lifecycle.New(cfg, log, open)
 	if err != nil {
 		return lifecycle.Outcome{Container: st.ID}, err
 	}

@@ -10,6 +10,7 @@ import (
 
 	"github.com/resctrl-mon/resctrl-mon/hooks/hook"
 	"github.com/resctrl-mon/resctrl-mon/lib/config"
+	"github.com/resctrl-mon/resctrl-mon/lib/resctrlfs/kernel"
 	"github.com/resctrl-mon/resctrl-mon/test/resctrlsim"
 )
 
@@ -37,14 +38,14 @@ func TestBadInputFollowsThePolicy(t *testing.T) {
 			"missing":   `{"id":"c1","pid":1073741824}`,
 		} {
 			var stderr bytes.Buffer
-			if code := hook.Run(time.Now(), nil, hook.CreateRuntime, strings.NewReader(in), &stderr, cfg, nil); code != want {
+			if code := hook.Run(time.Now(), nil, hook.CreateRuntime, strings.NewReader(in), &stderr, cfg, nil, kernel.Open); code != want {
 				t.Errorf("%s, %s: exit %d, want %d", policy, name, code, want)
 			}
 			if policy == config.FailClosed && !strings.Contains(stderr.String(), "not started") {
 				t.Errorf("%s, %s: stderr %q does not say why", policy, name, stderr.String())
 			}
 			// Poststop never fails.
-			if code := hook.Run(time.Now(), nil, hook.Poststop, strings.NewReader(in), &stderr, cfg, nil); code != 0 {
+			if code := hook.Run(time.Now(), nil, hook.Poststop, strings.NewReader(in), &stderr, cfg, nil, kernel.Open); code != 0 {
 				t.Errorf("poststop %s: exit %d", name, code)
 			}
 		}

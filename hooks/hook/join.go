@@ -48,13 +48,13 @@ var errNotJoin = fmt.Errorf("%w: not a join", lifecycle.ErrGroupGone)
 // waits for good only at the tasks write, outside the pod's lock. The hook's own mark, at
 // its budget, then finds the lock free. A hung first stat marks the pod late there and
 // then (Placement.Late): the container runs before anything moves it.
-func join(st specs.State, cfg config.Config, log *slog.Logger, deadline, end time.Time, onGroup func(string), settle func()) (out lifecycle.Outcome, err error, ok bool) {
+func join(st specs.State, cfg config.Config, open resctrlfs.Opener, log *slog.Logger, deadline, end time.Time, onGroup func(string), settle func()) (out lifecycle.Outcome, err error, ok bool) {
 	// No state dir, no pod to join: nothing is made here for a call that is the worker's
 	// (the runtime may have moved on, and its caller with it, while this goroutine runs).
 	if _, err := registry.OpenReadOnly(cfg.StateDir); err != nil {
 		return out, nil, false
 	}
-	g := &asideGroups{root: cfg.ResctrlRoot, mount: resctrlfs.MountFor(cfg.ResctrlSimulator), log: log, deadline: deadline, settle: settle}
+	g := &asideGroups{root: cfg.ResctrlRoot, mount: resctrlfs.MountFor(cfg.ResctrlSimulator), open: open, log: log, deadline: deadline, settle: settle}
 	m, err := lifecycle.NewWith(cfg, log, g)
 	if err != nil {
 		return out, nil, false
@@ -127,9 +127,10 @@ func live(rec registry.Record, p lifecycle.Placement, retention time.Duration, e
 // any more is not a join's to make.
 type asideGroups struct {
 	root     string
-	mount    resctrlfs.Mount // the configuration's mount check, for goresctrl's open
+	mount    resctrlfs.Mount  // the configuration's mount check, for open
+	open     resctrlfs.Opener // the binary's resctrl (goresctrl), for the class check only
 	log      *slog.Logger
-	kernel   *resctrlfs.Kernel // goresctrl, opened for the class check only
+	kernel   resctrlfs.Groups // opened by open, at the first call that needs it
 	calls    *aside.Calls
 	deadline time.Time
 	settle   func() // told when the join parks
@@ -275,9 +276,9 @@ func (g *asideGroups) WriteAssignment(a resctrlfs.Addr, line string) error {
 	return k.WriteAssignment(a, line)
 }
 
-func (g *asideGroups) goresctrl() (*resctrlfs.Kernel, error) {
+func (g *asideGroups) goresctrl() (resctrlfs.Groups, error) {
 	if g.kernel == nil {
-		k, err := lifecycle.OpenResctrl(g.root, g.mount, g.log)
+		k, err := lifecycle.OpenResctrl(g.open, g.root, g.mount, g.log)
 		if err != nil {
 			return nil, err
 		}

@@ -15,6 +15,7 @@ import (
 	"github.com/resctrl-mon/resctrl-mon/hooks/hook"
 	"github.com/resctrl-mon/resctrl-mon/lib/config"
 	"github.com/resctrl-mon/resctrl-mon/lib/registry"
+	"github.com/resctrl-mon/resctrl-mon/lib/resctrlfs/kernel"
 	"github.com/resctrl-mon/resctrl-mon/test/resctrlsim"
 )
 
@@ -31,7 +32,7 @@ func runHook() int {
 	if err := json.Unmarshal([]byte(os.Getenv(joinTestConfig)), &cfg); err != nil {
 		return 3
 	}
-	return hook.Run(time.Now(), nil, hook.CreateRuntime, os.Stdin, os.Stderr, cfg, nil)
+	return hook.Run(time.Now(), nil, hook.CreateRuntime, os.Stdin, os.Stderr, cfg, nil, kernel.Open)
 }
 
 // joinEnv is a pod whose group its first container made, and a second container to join it.
@@ -78,7 +79,7 @@ func joinState(id string, pid int) string {
 func (e *joinEnv) run(t *testing.T, id string, pid int) (int, string) {
 	t.Helper()
 	var stderr bytes.Buffer
-	code := hook.Run(time.Now(), nil, hook.CreateRuntime, strings.NewReader(joinState(id, pid)), &stderr, e.cfg, nil)
+	code := hook.Run(time.Now(), nil, hook.CreateRuntime, strings.NewReader(joinState(id, pid)), &stderr, e.cfg, nil, kernel.Open)
 	return code, stderr.String()
 }
 

@@ -12,6 +12,7 @@ import (
 
 	"github.com/resctrl-mon/resctrl-mon/hooks/hook"
 	"github.com/resctrl-mon/resctrl-mon/lib/config"
+	"github.com/resctrl-mon/resctrl-mon/lib/resctrlfs/kernel"
 	"github.com/resctrl-mon/resctrl-mon/test/resctrlsim"
 )
 
@@ -32,7 +33,7 @@ func TestNoHousekeepingAtCreateRuntime(t *testing.T) {
 	run := func(stage, in string) {
 		t.Helper()
 		var stderr bytes.Buffer
-		if code := hook.Run(time.Now(), nil, stage, strings.NewReader(in), &stderr, cfg, nil); code != 0 {
+		if code := hook.Run(time.Now(), nil, stage, strings.NewReader(in), &stderr, cfg, nil, kernel.Open); code != 0 {
 			t.Fatalf("%s: exit %d: %s", stage, code, stderr.String())
 		}
 	}
@@ -91,7 +92,7 @@ func TestBudget(t *testing.T) {
 		in := fmt.Sprintf(`{"id":"c-%s","pid":%d}`, policy, p.Process.Pid)
 		start := time.Now()
 		var stderr bytes.Buffer
-		code := hook.Run(time.Now(), nil, hook.CreateRuntime, strings.NewReader(in), &stderr, cfg, nil)
+		code := hook.Run(time.Now(), nil, hook.CreateRuntime, strings.NewReader(in), &stderr, cfg, nil, kernel.Open)
 		took := time.Since(start)
 		if want := map[config.FailurePolicy]int{config.FailOpen: 0, config.FailClosed: 1}[policy]; code != want {
 			t.Errorf("%s: exit %d, want %d", policy, code, want)
@@ -136,7 +137,7 @@ func TestBudgetStdinNeverCloses(t *testing.T) {
 	}
 	t.Cleanup(func() { _ = w.Close(); _ = r.Close() })
 	var stderr bytes.Buffer
-	if code := hook.Run(time.Now(), nil, hook.CreateRuntime, r, &stderr, cfg, nil); code != 0 {
+	if code := hook.Run(time.Now(), nil, hook.CreateRuntime, r, &stderr, cfg, nil, kernel.Open); code != 0 {
 		t.Errorf("exit %d under the open policy", code)
 	}
 	if log, _ := os.ReadFile(filepath.Join(dir, "hook.log")); !strings.Contains(string(log), "time budget exhausted") {

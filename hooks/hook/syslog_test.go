@@ -14,6 +14,7 @@ import (
 	"github.com/resctrl-mon/resctrl-mon/hooks/hook"
 	"github.com/resctrl-mon/resctrl-mon/lib/config"
 	"github.com/resctrl-mon/resctrl-mon/lib/logging"
+	"github.com/resctrl-mon/resctrl-mon/lib/resctrlfs/kernel"
 )
 
 // A syslog that stopped reading (its socket's queue full) cannot hold the hook past its
@@ -37,7 +38,7 @@ func TestBudgetStalledSyslog(t *testing.T) {
 		var stderr bytes.Buffer
 		code := make(chan int, 1)
 		go func() {
-			code <- hook.Run(time.Now(), nil, hook.CreateRuntime, strings.NewReader(in), &stderr, cfg, nil, logging.WithSyslogSocket(sock))
+			code <- hook.Run(time.Now(), nil, hook.CreateRuntime, strings.NewReader(in), &stderr, cfg, nil, kernel.Open, logging.WithSyslogSocket(sock))
 		}()
 		select {
 		case c := <-code:

@@ -18,6 +18,7 @@ import (
 	"github.com/resctrl-mon/resctrl-mon/lib/config"
 	"github.com/resctrl-mon/resctrl-mon/lib/lifecycle"
 	"github.com/resctrl-mon/resctrl-mon/lib/logging"
+	"github.com/resctrl-mon/resctrl-mon/lib/resctrlfs"
 	"github.com/resctrl-mon/resctrl-mon/lib/vocab"
 )
 
@@ -56,13 +57,16 @@ type reply struct {
 // WorkIfAsked runs the worker and exits when the process was started as one (its only
 // argument WorkerArg). The hook's main calls it first, and so does TestMain in every test
 // binary that runs the hook, since there the worker is the test binary itself.
-func WorkIfAsked() { aside.IfAsked(WorkerArg, Work) }
+// open is the binary's resctrl implementation (lib/resctrlfs/kernel's Open).
+func WorkIfAsked(open resctrlfs.Opener) {
+	aside.IfAsked(WorkerArg, func(in io.Reader, out io.Writer) int { return Work(in, out, open) })
+}
 
 // Work is the worker: it reads one request, handles it as the hook would, and sends back
 // what it did. If it ends after the hook's deadline, the hook has told the runtime already;
 // the worker then logs what it did and, for a container it placed, marks the pod
 // late-assigned: the container ran before its threads were moved.
-func Work(in io.Reader, out io.Writer) int {
+func Work(in io.Reader, out io.Writer, open resctrlfs.Opener) int {
 	var req request
 	if err := json.NewDecoder(in).Decode(&req); err != nil {
 		fmt.Fprintf(os.Stderr, "resctrl-mon-hook worker: reading the request: %v\n", err)
@@ -73,7 +77,7 @@ func Work(in io.Reader, out io.Writer) int {
 	defer closer.Close()
 	enc := json.NewEncoder(out)
 	var group string
-	o, err := handle(req.Stage, req.State, req.Config, log, func(g string) {
+	o, err := handle(req.Stage, req.State, req.Config, open, log, func(g string) {
 		group = g
 		_ = enc.Encode(message{Group: g})
 	})

@@ -20,13 +20,14 @@ import (
 
 	"github.com/resctrl-mon/resctrl-mon/hooks/hook"
 	"github.com/resctrl-mon/resctrl-mon/lib/config"
+	"github.com/resctrl-mon/resctrl-mon/lib/resctrlfs/kernel"
 )
 
 func main() {
 	// The budget counts from here: the runtime's timeout started when it forked us, the
 	// Go runtime's start (well under a millisecond) before it.
 	start := time.Now()
-	hook.WorkIfAsked()
+	hook.WorkIfAsked(kernel.Open)
 	os.Exit(run(start, nil, os.Args[1:], os.Stdin, os.Stderr))
 }
 
@@ -52,7 +53,7 @@ func run(start time.Time, w *hook.Worker, args []string, stdin io.Reader, stderr
 		return 2
 	}
 	cfg, err := config.Resolve(inv.configPath, os.Environ(), inv.set)
-	return hook.Run(start, w, inv.stage, stdin, stderr, cfg, err)
+	return hook.Run(start, w, inv.stage, stdin, stderr, cfg, err, kernel.Open)
 }
 
 // invocation is what the command line asks for.

@@ -12,11 +12,12 @@ import (
 
 	"github.com/resctrl-mon/resctrl-mon/hooks/hook"
 	"github.com/resctrl-mon/resctrl-mon/lib/config"
+	"github.com/resctrl-mon/resctrl-mon/lib/resctrlfs/kernel"
 )
 
 // The hook's worker is this test binary (see hook.WorkerArg).
 func TestMain(m *testing.M) {
-	hook.WorkIfAsked()
+	hook.WorkIfAsked(kernel.Open)
 	os.Exit(m.Run())
 }
 

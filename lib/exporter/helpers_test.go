@@ -19,6 +19,7 @@ import (
 	"github.com/resctrl-mon/resctrl-mon/lib/inventory"
 	"github.com/resctrl-mon/resctrl-mon/lib/lifecycle"
 	"github.com/resctrl-mon/resctrl-mon/lib/resctrlfs"
+	"github.com/resctrl-mon/resctrl-mon/lib/resctrlfs/kernel"
 	"github.com/resctrl-mon/resctrl-mon/test/resctrlsim"
 	"github.com/resctrl-mon/resctrl-mon/test/simenv"
 )
@@ -43,7 +44,7 @@ func newEnvOn(t *testing.T, host *cgroup.Host, o resctrlsim.Options) *env {
 	se := simenv.New(t, o)
 	sim, cfg := se.Sim, se.Config
 	cfg.Retention = config.Duration(time.Hour)
-	m, err := lifecycle.New(cfg, slog.New(slog.DiscardHandler))
+	m, err := lifecycle.New(cfg, slog.New(slog.DiscardHandler), kernel.Open)
 	if err != nil {
 		t.Fatal(err)
 	}

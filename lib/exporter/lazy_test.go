@@ -10,6 +10,7 @@ import (
 	"github.com/resctrl-mon/resctrl-mon/lib/inventory"
 	"github.com/resctrl-mon/resctrl-mon/lib/lifecycle"
 	"github.com/resctrl-mon/resctrl-mon/lib/resctrlfs"
+	"github.com/resctrl-mon/resctrl-mon/lib/resctrlfs/kernel"
 	"github.com/resctrl-mon/resctrl-mon/test/resctrlsim"
 )
 
@@ -25,7 +26,7 @@ func TestLazy(t *testing.T) {
 	if _, err := l.Pods(inventory.Options{}); err == nil {
 		t.Fatal("read pods from a state dir that does not exist")
 	}
-	if _, err := lifecycle.New(cfg, slog.New(slog.DiscardHandler)); err != nil {
+	if _, err := lifecycle.New(cfg, slog.New(slog.DiscardHandler), kernel.Open); err != nil {
 		t.Fatal(err)
 	}
 	if pods, err := l.Pods(inventory.Options{}); err != nil || len(pods) != 0 {

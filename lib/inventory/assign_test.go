@@ -11,6 +11,7 @@ import (
 	"github.com/resctrl-mon/resctrl-mon/lib/inventory"
 	"github.com/resctrl-mon/resctrl-mon/lib/lifecycle"
 	"github.com/resctrl-mon/resctrl-mon/lib/resctrlfs"
+	"github.com/resctrl-mon/resctrl-mon/lib/resctrlfs/kernel"
 	"github.com/resctrl-mon/resctrl-mon/test/resctrlsim"
 )
 
@@ -36,7 +37,7 @@ func TestStatusAssignment(t *testing.T) {
 			cfg := config.Default()
 			cfg.ResctrlRoot, cfg.StateDir, cfg.SnapshotDir = sim.Dir, filepath.Join(t.TempDir(), "state"), ""
 			cfg.ResctrlSimulator = true
-			if _, err := lifecycle.New(cfg, slog.New(slog.DiscardHandler)); err != nil {
+			if _, err := lifecycle.New(cfg, slog.New(slog.DiscardHandler), kernel.Open); err != nil {
 				t.Fatal(err)
 			}
 			inv, err := inventory.Open(cfg, resctrlfs.MountFor(cfg.ResctrlSimulator))

@@ -14,6 +14,7 @@ import (
 	"github.com/resctrl-mon/resctrl-mon/lib/inventory"
 	"github.com/resctrl-mon/resctrl-mon/lib/lifecycle"
 	"github.com/resctrl-mon/resctrl-mon/lib/resctrlfs"
+	"github.com/resctrl-mon/resctrl-mon/lib/resctrlfs/kernel"
 	"github.com/resctrl-mon/resctrl-mon/test/resctrlsim"
 )
 
@@ -29,7 +30,7 @@ func TestInventory(t *testing.T) {
 	if _, err := inventory.Open(cfg, resctrlfs.MountFor(cfg.ResctrlSimulator)); err == nil {
 		t.Errorf("opened a state dir that does not exist")
 	}
-	m, err := lifecycle.New(cfg, slog.New(slog.DiscardHandler))
+	m, err := lifecycle.New(cfg, slog.New(slog.DiscardHandler), kernel.Open)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -15,6 +15,7 @@ import (
 	"github.com/resctrl-mon/resctrl-mon/lib/inventory"
 	"github.com/resctrl-mon/resctrl-mon/lib/lifecycle"
 	"github.com/resctrl-mon/resctrl-mon/lib/resctrlfs"
+	"github.com/resctrl-mon/resctrl-mon/lib/resctrlfs/kernel"
 	"github.com/resctrl-mon/resctrl-mon/test/resctrlsim"
 )
 
@@ -60,7 +61,7 @@ func TestPodCgroupIsTheRuntimes(t *testing.T) {
 	cfg := config.Default()
 	cfg.ResctrlRoot, cfg.StateDir, cfg.SnapshotDir = sim.Dir, filepath.Join(t.TempDir(), "state"), ""
 	cfg.ResctrlSimulator = true
-	m, err := lifecycle.New(cfg, slog.New(slog.DiscardHandler))
+	m, err := lifecycle.New(cfg, slog.New(slog.DiscardHandler), kernel.Open)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -15,6 +15,7 @@ import (
 	"github.com/resctrl-mon/resctrl-mon/lib/inventory"
 	"github.com/resctrl-mon/resctrl-mon/lib/lifecycle"
 	"github.com/resctrl-mon/resctrl-mon/lib/resctrlfs"
+	"github.com/resctrl-mon/resctrl-mon/lib/resctrlfs/kernel"
 	"github.com/resctrl-mon/resctrl-mon/test/resctrlsim"
 )
 
@@ -28,7 +29,7 @@ func TestPodStatus(t *testing.T) {
 	dir := t.TempDir()
 	cfg.ResctrlRoot, cfg.StateDir, cfg.SnapshotDir = sim.Dir, filepath.Join(dir, "state"), filepath.Join(dir, "snapshots")
 	cfg.ResctrlSimulator = true
-	m, err := lifecycle.New(cfg, slog.New(slog.DiscardHandler))
+	m, err := lifecycle.New(cfg, slog.New(slog.DiscardHandler), kernel.Open)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -11,6 +11,7 @@ import (
 	"syscall"
 
 	"github.com/resctrl-mon/resctrl-mon/lib/resctrlfs"
+	"github.com/resctrl-mon/resctrl-mon/lib/resctrlfs/kernel"
 	"github.com/resctrl-mon/resctrl-mon/test/proctest"
 	"github.com/resctrl-mon/resctrl-mon/test/resctrlfake"
 	"github.com/resctrl-mon/resctrl-mon/test/resctrlsim"
@@ -187,7 +188,7 @@ func (e *env) otherManager() *Manager {
 	var m *Manager
 	var err error
 	if e.sim != nil {
-		m, err = New(e.cfg, slog.New(slog.DiscardHandler))
+		m, err = New(e.cfg, slog.New(slog.DiscardHandler), kernel.Open)
 	} else {
 		m, err = NewWith(e.cfg, slog.New(slog.DiscardHandler), e.rs)
 	}

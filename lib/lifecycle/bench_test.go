@@ -13,6 +13,7 @@ import (
 
 	"github.com/resctrl-mon/resctrl-mon/lib/config"
 	"github.com/resctrl-mon/resctrl-mon/lib/procfs"
+	"github.com/resctrl-mon/resctrl-mon/lib/resctrlfs/kernel"
 	"github.com/resctrl-mon/resctrl-mon/lib/runtimes"
 	"github.com/resctrl-mon/resctrl-mon/test/resctrlsim"
 )
@@ -29,7 +30,7 @@ func BenchmarkReconcile(b *testing.B) {
 	cfg := config.Default()
 	cfg.ResctrlRoot, cfg.StateDir, cfg.SnapshotDir = sim.Dir, filepath.Join(dir, "state"), ""
 	cfg.ResctrlSimulator = true
-	m, err := New(cfg, slog.New(slog.DiscardHandler))
+	m, err := New(cfg, slog.New(slog.DiscardHandler), kernel.Open)
 	if err != nil {
 		b.Fatal(err)
 	}

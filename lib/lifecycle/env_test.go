@@ -9,6 +9,7 @@ import (
 	"github.com/resctrl-mon/resctrl-mon/lib/cgroup"
 	"github.com/resctrl-mon/resctrl-mon/lib/config"
 	"github.com/resctrl-mon/resctrl-mon/lib/resctrlfs"
+	"github.com/resctrl-mon/resctrl-mon/lib/resctrlfs/kernel"
 	"github.com/resctrl-mon/resctrl-mon/test/proctest"
 	"github.com/resctrl-mon/resctrl-mon/test/resctrlfake"
 	"github.com/resctrl-mon/resctrl-mon/test/resctrlsim"
@@ -89,7 +90,7 @@ func newEnv(t *testing.T, opts ...envOption) *env {
 	o.Debug = true
 	se := simenv.New(t, o)
 	cfg := edit(se.Config)
-	m, err := New(cfg, slog.New(slog.DiscardHandler))
+	m, err := New(cfg, slog.New(slog.DiscardHandler), kernel.Open)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -11,6 +11,7 @@ import (
 	"github.com/resctrl-mon/resctrl-mon/lib/config"
 	"github.com/resctrl-mon/resctrl-mon/lib/identity"
 	"github.com/resctrl-mon/resctrl-mon/lib/resctrlfs"
+	"github.com/resctrl-mon/resctrl-mon/lib/resctrlfs/kernel"
 	"github.com/resctrl-mon/resctrl-mon/lib/vocab"
 	"github.com/resctrl-mon/resctrl-mon/test/bench"
 	"github.com/resctrl-mon/resctrl-mon/test/proctest"
@@ -41,7 +42,7 @@ func BenchmarkJoinLifecycle(b *testing.B) {
 		}
 		return m
 	}
-	kernel, err := resctrlfs.Open(root, resctrlfs.CheckSimulator, ValidGroupName, canonicalGroupName, slog.New(slog.DiscardHandler))
+	kernel, err := kernel.Open(root, resctrlfs.CheckSimulator, ValidGroupName, canonicalGroupName, slog.New(slog.DiscardHandler))
 	if err != nil {
 		b.Fatal(err)
 	}

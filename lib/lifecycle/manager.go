@@ -61,9 +61,10 @@ type Manager struct {
 	source vocab.Source
 }
 
-// New checks the resctrl root and opens the state directory.
-func New(cfg config.Config, log *slog.Logger) (*Manager, error) {
-	rs, err := OpenResctrl(cfg.ResctrlRoot, resctrlfs.MountFor(cfg.ResctrlSimulator), log)
+// New checks the resctrl root, opens it with open (the binary's resctrl implementation,
+// lib/resctrlfs/kernel's Open) and opens the state directory.
+func New(cfg config.Config, log *slog.Logger, open resctrlfs.Opener) (*Manager, error) {
+	rs, err := OpenResctrl(open, cfg.ResctrlRoot, resctrlfs.MountFor(cfg.ResctrlSimulator), log)
 	if err != nil {
 		return nil, err
 	}
@@ -108,12 +109,15 @@ func ValidGroupName(name string) bool {
 	return resctrlfs.ValidPodUID(name) || identity.IsSandboxID(name)
 }
 
-// OpenResctrl is goresctrl's view of the resctrl root, keyed by our group names: what New
-// gives the Manager, and what a front end with resctrl of its own (the hook's join) falls
-// back to for goresctrl's class check. mount is the configuration's mount check
+// OpenResctrl is open's view of the resctrl root, keyed by our group names: what New gives
+// the Manager, and what a front end with resctrl of its own (the hook's join) falls back to
+// for the class check. mount is the configuration's mount check
 // (resctrlfs.MountFor(cfg.ResctrlSimulator)).
-func OpenResctrl(root string, mount resctrlfs.Mount, log *slog.Logger) (*resctrlfs.Kernel, error) {
-	return resctrlfs.Open(root, mount, ValidGroupName, canonicalGroupName, log)
+func OpenResctrl(open resctrlfs.Opener, root string, mount resctrlfs.Mount, log *slog.Logger) (resctrlfs.Groups, error) {
+	if open == nil {
+		return nil, errors.New("resctrl: no implementation to open it with (a binary hands lib/resctrlfs/kernel's Open)")
+	}
+	return open(root, mount, ValidGroupName, canonicalGroupName, log)
 }
 
 // canonicalGroupName lowercases and dashes pod UIDs only: container ids are case-sensitive.

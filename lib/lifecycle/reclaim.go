@@ -27,7 +27,7 @@ const (
 )
 
 // limboReader is resctrl that says whether freed RMIDs go to the kernel's limbo and under
-// which llc_occupancy they leave it (resctrlfs.Kernel.LimboThreshold; the fake's Limbo). One
+// which llc_occupancy they leave it (lib/resctrlfs/kernel's Groups.LimboThreshold; the fake's Limbo). One
 // that cannot say (the hook's join, which never reclaims) has none.
 type limboReader interface {
 	LimboThreshold() (threshold uint64, on bool, err error)

@@ -15,6 +15,7 @@ import (
 	"github.com/intel/goresctrl/pkg/monitor"
 
 	"github.com/resctrl-mon/resctrl-mon/lib/resctrlfs"
+	"github.com/resctrl-mon/resctrl-mon/lib/resctrlfs/kernel"
 	"github.com/resctrl-mon/resctrl-mon/test/resctrlsim"
 )
 
@@ -29,7 +30,7 @@ func TestGoresctrlLogsThroughOurLogger(t *testing.T) {
 	if err := os.Mkdir(filepath.Join(sim.Dir, "mon_groups", uid), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	k, err := resctrlfs.Open(sim.Dir, resctrlfs.CheckSimulator, monitor.PodUIDValidator, monitor.CanonicalizePodUID, log)
+	k, err := kernel.Open(sim.Dir, resctrlfs.CheckSimulator, monitor.PodUIDValidator, monitor.CanonicalizePodUID, log)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -121,11 +122,11 @@ func TestRemoveAnotherProcesssGroup(t *testing.T) {
 	if err := os.Mkdir(filepath.Join(sim.Dir, "gold"), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	mine, err := resctrlfs.Open(sim.Dir, resctrlfs.CheckSimulator, monitor.PodUIDValidator, monitor.CanonicalizePodUID, nil)
+	mine, err := kernel.Open(sim.Dir, resctrlfs.CheckSimulator, monitor.PodUIDValidator, monitor.CanonicalizePodUID, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	theirs, err := resctrlfs.Open(sim.Dir, resctrlfs.CheckSimulator, monitor.PodUIDValidator, monitor.CanonicalizePodUID, nil)
+	theirs, err := kernel.Open(sim.Dir, resctrlfs.CheckSimulator, monitor.PodUIDValidator, monitor.CanonicalizePodUID, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -11,16 +11,11 @@ import (
 	"strings"
 )
 
-// LimboThreshold says whether RMIDs a removal frees go to the kernel's limbo (whenever
-// llc_occupancy is monitored: see the package comment, "RMIDs and limbo"), and the
-// llc_occupancy (bytes, in every L3 domain) under which the limbo worker frees one. A group
-// whose own occupancy is already below it gives an RMID usable after the worker's next pass;
-// one above it, only once its lines leave the cache.
-func (k *Kernel) LimboThreshold() (threshold uint64, on bool, err error) {
-	return ReadLimboThreshold(k.root)
-}
-
-// ReadLimboThreshold is LimboThreshold of the resctrl mount at root.
+// ReadLimboThreshold says whether RMIDs a removal frees from the resctrl mount at root go to
+// the kernel's limbo (whenever llc_occupancy is monitored: see the package comment, "RMIDs
+// and limbo"), and the llc_occupancy (bytes, in every L3 domain) under which the limbo
+// worker frees one. A group whose own occupancy is already below it gives an RMID usable
+// after the worker's next pass; one above it, only once its lines leave the cache.
 func ReadLimboThreshold(root string) (threshold uint64, on bool, err error) {
 	b, err := os.ReadFile(filepath.Join(root, "info/L3_MON/mon_features"))
 	if errors.Is(err, fs.ErrNotExist) {

@@ -81,13 +81,14 @@
 //   - the mount check (Check, CheckSimulator, MountFor): a path is a real resctrl mount, or
 //     the tests' simulator where the configuration says so, before anything writes to it,
 //     and the kernel's explanation of the last failed command (info/last_cmd_status);
-//   - monitoring groups (Groups, implemented by Kernel through goresctrl's pkg/monitor, the
-//     only importer of goresctrl: its errors come out as this package's sentinels, errors.go):
+//   - monitoring groups (Groups, implemented in lib/resctrlfs/kernel through goresctrl's
+//     pkg/monitor, the only package that links goresctrl, opened through an Opener the
+//     binaries hand on; its errors come out as this package's sentinels, errors.go):
 //     made, found, removed, their tasks written (TaskWriter: FileTaskWriter keeping one open
 //     tasks file per group, tasksfiles.go; AsideTaskWriter in a vfork child, for the hook);
 //   - the counters (MonReader and Reading, mondata.go): every monitoring domain's files,
 //     with a missing sample said as such, never a zero;
-//   - the kernel's limbo (LimboThreshold): whether a removal frees an RMID at once;
+//   - the kernel's limbo (ReadLimboThreshold): whether a removal frees an RMID at once;
 //   - counter assignment: the mode (ReadAssignment) and each group's assignments
 //     (ReadGroupAssignment, WriteAssignment).
 package resctrlfs

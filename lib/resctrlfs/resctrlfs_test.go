@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/resctrl-mon/resctrl-mon/lib/resctrlfs"
+	"github.com/resctrl-mon/resctrl-mon/lib/resctrlfs/kernel"
 	"github.com/resctrl-mon/resctrl-mon/test/resctrlsim"
 )
 
@@ -72,10 +73,10 @@ func TestCheckRefusesTheSimulator(t *testing.T) {
 		}
 	}
 	// Open takes the check it is given; none is Check.
-	if _, err := resctrlfs.Open(sim.Dir, nil, func(string) bool { return true }, func(s string) string { return s }, nil); !errors.Is(err, resctrlfs.ErrSimulator) {
+	if _, err := kernel.Open(sim.Dir, nil, func(string) bool { return true }, func(s string) string { return s }, nil); !errors.Is(err, resctrlfs.ErrSimulator) {
 		t.Errorf("Open with no check: %v", err)
 	}
-	if _, err := resctrlfs.Open(sim.Dir, resctrlfs.Check, func(string) bool { return true }, func(s string) string { return s }, nil); !errors.Is(err, resctrlfs.ErrSimulator) {
+	if _, err := kernel.Open(sim.Dir, resctrlfs.Check, func(string) bool { return true }, func(s string) string { return s }, nil); !errors.Is(err, resctrlfs.ErrSimulator) {
 		t.Errorf("Open with Check: %v", err)
 	}
 }

@@ -12,17 +12,18 @@ import (
 	"github.com/intel/goresctrl/pkg/monitor"
 
 	"github.com/resctrl-mon/resctrl-mon/lib/resctrlfs"
+	"github.com/resctrl-mon/resctrl-mon/lib/resctrlfs/kernel"
 	"github.com/resctrl-mon/resctrl-mon/test/proctest"
 	"github.com/resctrl-mon/resctrl-mon/test/resctrlsim"
 )
 
 // The tasks file kept open for a group never writes into the wrong one: a group removed
 // and made again under the same name by someone else gets the next write, one removed for
-// good fails it, and one removed through the Kernel is written to afresh.
+// good fails it, and one removed through kernel.Groups is written to afresh.
 func TestTasksFileOfAGroupMadeAgain(t *testing.T) {
 	t.Parallel()
 	sim := resctrlsim.MountT(t, resctrlsim.Options{})
-	k, err := resctrlfs.Open(sim.Dir, resctrlfs.CheckSimulator, monitor.PodUIDValidator, monitor.CanonicalizePodUID, slog.New(slog.DiscardHandler))
+	k, err := kernel.Open(sim.Dir, resctrlfs.CheckSimulator, monitor.PodUIDValidator, monitor.CanonicalizePodUID, slog.New(slog.DiscardHandler))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -58,7 +59,7 @@ func TestTasksFileOfAGroupMadeAgain(t *testing.T) {
 	if err := write(pids[2]); !errors.Is(err, os.ErrNotExist) {
 		t.Errorf("a write to a group that is gone: %v, want ENOENT", err)
 	}
-	// Through the Kernel: made, removed, made again.
+	// Through kernel.Groups: made, removed, made again.
 	if err := k.Ensure(g); err != nil {
 		t.Fatal(err)
 	}
@@ -79,7 +80,7 @@ func TestTasksFileOfAGroupMadeAgain(t *testing.T) {
 func TestTasksFilesConcurrent(t *testing.T) {
 	t.Parallel()
 	sim := resctrlsim.MountT(t, resctrlsim.Options{NumRMIDs: 16})
-	k, err := resctrlfs.Open(sim.Dir, resctrlfs.CheckSimulator, monitor.PodUIDValidator, monitor.CanonicalizePodUID, slog.New(slog.DiscardHandler))
+	k, err := kernel.Open(sim.Dir, resctrlfs.CheckSimulator, monitor.PodUIDValidator, monitor.CanonicalizePodUID, slog.New(slog.DiscardHandler))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -12,10 +12,10 @@ import (
 // loop. A write that finds the group gone since its file was opened (stale) is made once more
 // through a new open.
 //
-// There are two: FileTaskWriter in this process (the Kernel's WriteTasks, the runtime
+// There are two: FileTaskWriter in this process (kernel.Groups' WriteTasks, the runtime
 // wrapper's join), and AsideTaskWriter, the hook's join, whose writes run in a vfork child
 // the hook can leave at its deadline (lib/aside; linux/amd64: elsewhere the hook leaves
-// every placement to its worker, whose Kernel writes with a FileTaskWriter).
+// every placement to its worker, whose kernel.Groups writes with a FileTaskWriter).
 type TaskWriter interface {
 	Write(path string, ids []int, result func(id int, err error) error) error
 }

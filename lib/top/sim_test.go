@@ -21,6 +21,7 @@ import (
 	"github.com/resctrl-mon/resctrl-mon/lib/inventory"
 	"github.com/resctrl-mon/resctrl-mon/lib/lifecycle"
 	"github.com/resctrl-mon/resctrl-mon/lib/resctrlfs"
+	"github.com/resctrl-mon/resctrl-mon/lib/resctrlfs/kernel"
 	"github.com/resctrl-mon/resctrl-mon/lib/top"
 	"github.com/resctrl-mon/resctrl-mon/test/proctest"
 	"github.com/resctrl-mon/resctrl-mon/test/resctrlsim"
@@ -45,7 +46,7 @@ func newEnv(t *testing.T) *env {
 	cfg := config.Default()
 	cfg.ResctrlRoot, cfg.StateDir, cfg.SnapshotDir = sim.Dir, filepath.Join(t.TempDir(), "state"), ""
 	cfg.ResctrlSimulator = true
-	m, err := lifecycle.New(cfg, slog.New(slog.DiscardHandler))
+	m, err := lifecycle.New(cfg, slog.New(slog.DiscardHandler), kernel.Open)
 	if err != nil {
 		t.Fatal(err)
 	}

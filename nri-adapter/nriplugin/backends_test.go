@@ -12,6 +12,7 @@ import (
 	"github.com/resctrl-mon/resctrl-mon/lib/lifecycle"
 	"github.com/resctrl-mon/resctrl-mon/lib/procfs"
 	"github.com/resctrl-mon/resctrl-mon/lib/resctrlfs"
+	"github.com/resctrl-mon/resctrl-mon/lib/resctrlfs/kernel"
 	"github.com/resctrl-mon/resctrl-mon/test/resctrlfake"
 	"github.com/resctrl-mon/resctrl-mon/test/resctrlsim"
 	"github.com/resctrl-mon/resctrl-mon/test/simenv"
@@ -63,7 +64,7 @@ func newFakeEnvLike(t *testing.T, o resctrlsim.Options, edit func(*config.Config
 // cfg.ResctrlRoot), NewWith on the fake.
 func (e *env) newPlugin(cfg config.Config, log *slog.Logger) (*Plugin, error) {
 	if e.sim != nil {
-		return New(cfg, log)
+		return New(cfg, log, kernel.Open)
 	}
 	return NewWith(cfg, log, e.rs)
 }
@@ -76,7 +77,7 @@ func (e *env) manager() *lifecycle.Manager {
 	var m *lifecycle.Manager
 	var err error
 	if e.sim != nil {
-		m, err = lifecycle.New(e.cfg, discard())
+		m, err = lifecycle.New(e.cfg, discard(), kernel.Open)
 	} else {
 		m, err = lifecycle.NewWith(e.cfg, discard(), e.rs)
 	}

@@ -14,6 +14,7 @@ import (
 	"github.com/containerd/nri/pkg/stub"
 
 	"github.com/resctrl-mon/resctrl-mon/lib/config"
+	"github.com/resctrl-mon/resctrl-mon/lib/resctrlfs/kernel"
 	"github.com/resctrl-mon/resctrl-mon/test/bench"
 	"github.com/resctrl-mon/resctrl-mon/test/nritest"
 	"github.com/resctrl-mon/resctrl-mon/test/proctest"
@@ -62,7 +63,7 @@ func benchLifecycles(b *testing.B, wholePod bool) {
 		b.Cleanup(func() { _ = f.Close() })
 		log = slog.New(slog.NewTextHandler(f, nil))
 	}
-	p, err := New(cfg, log)
+	p, err := New(cfg, log, kernel.Open)
 	if err != nil {
 		b.Fatal(err)
 	}

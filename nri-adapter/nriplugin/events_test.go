@@ -24,6 +24,7 @@ import (
 	"github.com/resctrl-mon/resctrl-mon/lib/inventory"
 	"github.com/resctrl-mon/resctrl-mon/lib/lifecycle"
 	"github.com/resctrl-mon/resctrl-mon/lib/resctrlfs"
+	"github.com/resctrl-mon/resctrl-mon/lib/resctrlfs/kernel"
 	"github.com/resctrl-mon/resctrl-mon/lib/snapshot"
 	"github.com/resctrl-mon/resctrl-mon/lib/vocab"
 	"github.com/resctrl-mon/resctrl-mon/test/proctest"
@@ -599,7 +600,7 @@ func TestUnconfiguredRefusesToRegister(t *testing.T) {
 	onBoth(t, func(t *testing.T, newEnv newEnvFunc) {
 		e := newEnv(t, resctrlsim.Options{}, nil)
 		why := errors.New("config key \"resctrlRoot\": not a resctrl mount")
-		p := Unconfigured(discard(), why)
+		p := Unconfigured(discard(), why, kernel.Open)
 		a := e.run(p, Options{})
 		select {
 		case <-a.ended:

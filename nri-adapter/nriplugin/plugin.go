@@ -48,8 +48,9 @@ type Plugin struct {
 	sel config.Selector
 	m   *lifecycle.Manager
 	// rs is the resctrl every manager reaches (NewWith); nil: each one opens its
-	// configuration's resctrlRoot.
-	rs resctrlfs.Groups
+	// configuration's resctrlRoot with open.
+	rs   resctrlfs.Groups
+	open resctrlfs.Opener
 	// startErr is why the adapter has no configuration yet (Unconfigured): only one pushed by
 	// the runtime can give it one.
 	startErr error
@@ -80,15 +81,19 @@ var (
 	_ stub.RemovePodInterface          = (*Plugin)(nil)
 )
 
-// New checks cfg and opens resctrl and the state directory: a bad configuration refuses to
-// start.
-func New(cfg config.Config, log *slog.Logger) (*Plugin, error) {
-	return NewWith(cfg, log, nil)
+// New checks cfg and opens resctrl (with open, the binary's implementation:
+// lib/resctrlfs/kernel's Open) and the state directory: a bad configuration refuses to start.
+func New(cfg config.Config, log *slog.Logger, open resctrlfs.Opener) (*Plugin, error) {
+	p := &Plugin{log: log, open: open, workers: newWorkers(), health: newHealth()}
+	if err := p.apply(cfg); err != nil {
+		return nil, err
+	}
+	return p, nil
 }
 
 // NewWith is New on a given resctrl, as lifecycle.NewWith: the manager for cfg, and for every
 // configuration the runtime pushes later, reaches rs instead of opening resctrlRoot. Tests
-// give it the in-memory fake (test/resctrlfake). A nil rs is New.
+// give it the in-memory fake (test/resctrlfake).
 func NewWith(cfg config.Config, log *slog.Logger, rs resctrlfs.Groups) (*Plugin, error) {
 	p := &Plugin{log: log, rs: rs, workers: newWorkers(), health: newHealth()}
 	if err := p.apply(cfg); err != nil {
@@ -99,9 +104,9 @@ func NewWith(cfg config.Config, log *slog.Logger, rs resctrlfs.Groups) (*Plugin,
 
 // Unconfigured is an adapter the runtime started (a pre-registered plugin) whose own
 // configuration failed (why): it registers, and works once the runtime pushes a valid one;
-// without one its Configure fails the registration with why.
-func Unconfigured(log *slog.Logger, why error) *Plugin {
-	return &Plugin{log: log, startErr: why, workers: newWorkers(), health: newHealth()}
+// without one its Configure fails the registration with why. open is as New's.
+func Unconfigured(log *slog.Logger, why error, open resctrlfs.Opener) *Plugin {
+	return &Plugin{log: log, open: open, startErr: why, workers: newWorkers(), health: newHealth()}
 }
 
 // SetLogOpener makes a configuration pushed by the runtime also choose the log (a
@@ -135,7 +140,7 @@ func (p *Plugin) apply(cfg config.Config) (retErr error) {
 	if p.rs != nil {
 		m, err = lifecycle.NewWith(cfg, log, p.rs)
 	} else {
-		m, err = lifecycle.New(cfg, log)
+		m, err = lifecycle.New(cfg, log, p.open)
 	}
 	if err != nil {
 		return err

@@ -32,6 +32,7 @@ import (
 	"github.com/resctrl-mon/resctrl-mon/lib/logging"
 	"github.com/resctrl-mon/resctrl-mon/lib/permission"
 	"github.com/resctrl-mon/resctrl-mon/lib/resctrlfs"
+	"github.com/resctrl-mon/resctrl-mon/lib/resctrlfs/kernel"
 	"github.com/resctrl-mon/resctrl-mon/nri-adapter/nriplugin"
 )
 
@@ -86,7 +87,7 @@ func run(ctx context.Context, args []string, stderr io.Writer) int {
 	defer func() { _ = closer.Close() }()
 	var p *nriplugin.Plugin
 	if err == nil {
-		p, err = nriplugin.New(cfg, log)
+		p, err = nriplugin.New(cfg, log, kernel.Open)
 	}
 	if err != nil {
 		// A state dir or resctrl root the kernel refuses (an LSM in a container): say why.
@@ -98,7 +99,7 @@ func run(ctx context.Context, args []string, stderr io.Writer) int {
 		// Started by the runtime (pre-registered), with no arguments and no environment:
 		// the configuration it pushes at registration may be all there is.
 		log.Warn("own configuration unusable; waiting for the runtime's", "err", err)
-		p = nriplugin.Unconfigured(log, err)
+		p = nriplugin.Unconfigured(log, err, kernel.Open)
 	}
 	p.SetLogOpener(openLog)
 	p.SetStuckAfter(inv.stuckAfter)

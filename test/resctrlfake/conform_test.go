@@ -16,12 +16,13 @@ import (
 
 	"github.com/resctrl-mon/resctrl-mon/lib/lifecycle"
 	"github.com/resctrl-mon/resctrl-mon/lib/resctrlfs"
+	"github.com/resctrl-mon/resctrl-mon/lib/resctrlfs/kernel"
 	"github.com/resctrl-mon/resctrl-mon/test/resctrlfake"
 	"github.com/resctrl-mon/resctrl-mon/test/resctrlsim"
 )
 
 // The conformance tests run one script against the fake and against the simulator (through
-// resctrlfs.Kernel, as lifecycle opens it) and hold both to the same words: what a decision
+// lib/resctrlfs/kernel's Groups, as lifecycle opens it) and hold both to the same words: what a decision
 // test sees on the fake is what the file operations give. The fake half always runs; the
 // simulator half skips without root or FUSE (resctrlsim.MountT).
 
@@ -62,7 +63,7 @@ func simBackend(t *testing.T, o resctrlsim.Options, classes ...string) *backend 
 			t.Fatal(err)
 		}
 	}
-	k, err := lifecycle.OpenResctrl(sim.Dir, resctrlfs.CheckSimulator, slog.New(slog.DiscardHandler))
+	k, err := lifecycle.OpenResctrl(kernel.Open, sim.Dir, resctrlfs.CheckSimulator, slog.New(slog.DiscardHandler))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -534,7 +535,7 @@ func TestConformLimbo(t *testing.T) {
 		// apart, so only the script's run.
 		o := resctrlsim.Options{NumRMIDs: 3, Limbo: true, LimboInterval: 1 << 62}
 		sim := resctrlsim.MountT(t, o)
-		k, err := lifecycle.OpenResctrl(sim.Dir, resctrlfs.CheckSimulator, slog.New(slog.DiscardHandler))
+		k, err := lifecycle.OpenResctrl(kernel.Open, sim.Dir, resctrlfs.CheckSimulator, slog.New(slog.DiscardHandler))
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -106,7 +106,7 @@ func (f *Resctrl) Ensure(g resctrlfs.Addr) error {
 }
 
 // Assign is goresctrl's AssignPID: its class check, then the kernel's write, into the group
-// this process tracks by a's name (goresctrl's key), as resctrlfs.Kernel's Assign.
+// this process tracks by a's name (goresctrl's key), as lib/resctrlfs/kernel's Assign.
 func (f *Resctrl) Assign(a resctrlfs.Addr, tid int) error {
 	f.mu.Lock()
 	defer f.mu.Unlock()
@@ -190,7 +190,7 @@ func (f *Resctrl) Tasks(a resctrlfs.Addr) (map[int]bool, bool) {
 
 func (f *Resctrl) Exists(g resctrlfs.Addr) bool { _, ok := f.Tasks(g); return ok }
 
-// Remove is rmdir of the group at a, whoever made it, as resctrlfs.Kernel's Remove: the
+// Remove is rmdir of the group at a, whoever made it, as lib/resctrlfs/kernel's Remove: the
 // group this process tracks under a's name (goresctrl's), else the one at a (another
 // process's); one already gone is no error. The group's tasks go back to its class's own
 // group (their class stays), its counters are freed.

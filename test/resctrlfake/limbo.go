@@ -206,7 +206,7 @@ func (l *Limbo) InLimbo() int {
 	return len(l.dirty)
 }
 
-// LimboThreshold is resctrlfs.Kernel's: limbo is on, and an RMID leaves it below this many
+// LimboThreshold is lib/resctrlfs/kernel's: limbo is on, and an RMID leaves it below this many
 // bytes of llc_occupancy.
 func (l *Limbo) LimboThreshold() (uint64, bool, error) {
 	l.mu.Lock()

@@ -1,4 +1,4 @@
-package resctrlfs
+package kernel
 
 import (
 	"errors"
@@ -7,6 +7,8 @@ import (
 	"testing"
 
 	"github.com/intel/goresctrl/pkg/monitor"
+
+	"github.com/resctrl-mon/resctrl-mon/lib/resctrlfs"
 )
 
 // goresctrl's errors come out of the seam as its sentinels, with goresctrl's and the
@@ -18,9 +20,9 @@ func TestFromMonitor(t *testing.T) {
 		in   error
 		want []error
 	}{
-		{fmt.Errorf("%w (key k): %w", monitor.ErrNoRMIDs, syscall.ENOSPC), []error{ErrNoRMID, monitor.ErrNoRMIDs, syscall.ENOSPC}},
-		{fmt.Errorf("%w: pid 1", monitor.ErrClassMismatch), []error{ErrClassMismatch, monitor.ErrClassMismatch}},
-		{fmt.Errorf("%w: %q", monitor.ErrNotTracked, "k"), []error{ErrNotTracked, monitor.ErrNotTracked}},
+		{fmt.Errorf("%w (key k): %w", monitor.ErrNoRMIDs, syscall.ENOSPC), []error{resctrlfs.ErrNoRMID, monitor.ErrNoRMIDs, syscall.ENOSPC}},
+		{fmt.Errorf("%w: pid 1", monitor.ErrClassMismatch), []error{resctrlfs.ErrClassMismatch, monitor.ErrClassMismatch}},
+		{fmt.Errorf("%w: %q", monitor.ErrNotTracked, "k"), []error{resctrlfs.ErrNotTracked, monitor.ErrNotTracked}},
 		{other, []error{other}},
 	} {
 		got := fromMonitor(c.in)

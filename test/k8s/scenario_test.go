@@ -31,7 +31,6 @@ type workloads struct {
 }
 
 func (s *scenario) workloads() *workloads {
-	t := s.t
 	s.Apply(`apiVersion: apps/v1
 kind: Deployment
 metadata: {name: web, namespace: default}
@@ -67,10 +66,20 @@ spec:
 	wl.web = s.onePod("default", "app=web")
 	s.waitForker(wl.web, "a", "b")
 	s.requirePlaced("Deployment web", wl.web, wl.web.UID)
-	var err error
-	if wl.quitter, err = s.GetPod("default", "quitter"); err != nil {
-		t.Fatal(err)
-	}
+	// The pod as it is once its sleeper runs: requirePlaced reads the containers of this
+	// copy, and a copy taken before the sleeper ran would name none of its tasks, ever.
+	s.Eventually(60*time.Second, "pod quitter's sleeper running", func() (bool, string) {
+		var err error
+		if wl.quitter, err = s.GetPod("default", "quitter"); err != nil {
+			return false, err.Error()
+		}
+		for _, c := range wl.quitter.Containers {
+			if c.Name == "sleeper" {
+				return c.Running, "not running"
+			}
+		}
+		return false, "no container sleeper"
+	})
 	return wl
 }
 

@@ -42,13 +42,13 @@ func BenchmarkJoinLifecycle(b *testing.B) {
 		}
 		return m
 	}
-	kernel, err := kernel.Open(root, resctrlfs.CheckSimulator, ValidGroupName, canonicalGroupName, slog.New(slog.DiscardHandler))
+	onKernel, err := kernel.Open(root, resctrlfs.CheckSimulator, ValidGroupName, canonicalGroupName, slog.New(slog.DiscardHandler))
 	if err != nil {
 		b.Fatal(err)
 	}
 	fake := resctrlfake.New(8)
 	fake.ForgetTasks()
-	onSim, inMemory := manager("sim", root, kernel), manager("fake", "/nonexistent-resctrl", fake)
+	onSim, inMemory := manager("sim", root, onKernel), manager("fake", "/nonexistent-resctrl", fake)
 	idn, err := identity.FromAnnotations("first", crio(podA, sbA))
 	if err != nil {
 		b.Fatal(err)

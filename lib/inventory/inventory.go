@@ -9,7 +9,6 @@ package inventory
 
 import (
 	"errors"
-	"fmt"
 	"os"
 	"slices"
 	"strings"
@@ -126,8 +125,8 @@ func (inv *Inventory) Pods(o Options) ([]Pod, error) {
 		p := Pod{Group: r.Group, Path: r.Path, Class: r.Class, PodUID: r.PodUID, Namespace: r.Namespace, PodName: r.PodName,
 			Created: r.Created, Age: now.Sub(r.Created).Round(time.Second), Containers: containers(r)}
 		p.Cgroup = r.PodCgroup
-		a, exists, err := inv.addr(r.Group, r.Path)
-		errs = append(errs, err)
+		a := addrOf(p)
+		exists := inv.view.Exists(a)
 		p.State, p.Detail = stateOf(r, exists, now)
 		if exists {
 			errs = append(errs, inv.read(&p, a, o))
@@ -137,16 +136,8 @@ func (inv *Inventory) Pods(o Options) ([]Pod, error) {
 	return out, errors.Join(errs...)
 }
 
-// addr is where a record's group is (its path below the resctrl root), and whether it is
-// there. A path that is not a group's (a record written by hand) names no group, which the
-// error says.
-func (inv *Inventory) addr(group, path string) (resctrlfs.Addr, bool, error) {
-	a, err := resctrlfs.ParseAddr(path)
-	if err != nil {
-		return a, false, fmt.Errorf("record of %s: %w", group, err)
-	}
-	return a, inv.view.Exists(a), nil
-}
+// addrOf is where a pod's group is: its record's class and group, as lifecycle made it.
+func addrOf(p Pod) resctrlfs.Addr { return resctrlfs.Addr{Class: p.Class, Name: p.Group} }
 
 // read fills in what o asks of the group at a beside its record: its live tasks, its
 // counters.

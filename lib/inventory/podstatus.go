@@ -43,7 +43,7 @@ func (inv *Inventory) PodStatus(pod, snapshotDir string) (PodStatus, error) {
 	}
 	st := PodStatus{Pod: pods[i], Lives: []Life{}, Failures: []registry.Failure{}}
 	errs := []error{err}
-	if a, exists, _ := inv.addr(st.Pod.Group, st.Pod.Path); exists {
+	if a := addrOf(st.Pod); inv.view.Exists(a) {
 		errs = append(errs, inv.read(&st.Pod, a, Options{Tasks: true, Counters: true}))
 	}
 	if snapshotDir != "" {

@@ -34,9 +34,6 @@ func OpenView(root string, mount Mount) (*View, error) {
 	return &View{root: root, nodes: MonReader{Subdomains: true}}, nil
 }
 
-// Root is the resctrl root the View reads.
-func (v *View) Root() string { return v.root }
-
 func (v *View) dir(a Addr) string { return filepath.Join(v.root, a.Path()) }
 
 // Exists reports whether the group at a is there.

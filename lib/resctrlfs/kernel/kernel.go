@@ -11,7 +11,6 @@ import (
 	"fmt"
 	"io/fs"
 	"log/slog"
-	"os"
 	"path/filepath"
 
 	"github.com/intel/goresctrl/pkg/monitor"
@@ -21,14 +20,14 @@ import (
 	"github.com/resctrl-mon/resctrl-mon/lib/resctrlfs"
 )
 
-// Groups is resctrlfs.Groups on a resctrl mount, through goresctrl's pkg/monitor.
+// Groups is resctrlfs.Groups on a resctrl mount, through goresctrl's pkg/monitor. What it
+// reads it reads through the seam's read-only face (resctrlfs.View), as the read side does.
 type Groups struct {
 	root  string
+	view  *resctrlfs.View
 	canon func(string) string
 	mon   *monitor.Manager
 	tasks *resctrlfs.FileTaskWriter
-	// counters reads groups' mon_data, listed once for every group of the mount.
-	counters resctrlfs.MonReader
 }
 
 var (
@@ -44,10 +43,8 @@ var (
 // once, for every binary (unwired, goresctrl prints its raw lines on stderr, outside the
 // log and its format).
 func Open(root string, mount resctrlfs.Mount, valid func(string) bool, canon func(string) string, log *slog.Logger) (resctrlfs.Groups, error) {
-	if mount == nil {
-		mount = resctrlfs.Check
-	}
-	if err := mount(root); err != nil {
+	view, err := resctrlfs.OpenView(root, mount)
+	if err != nil {
 		return nil, err
 	}
 	if log != nil {
@@ -57,17 +54,17 @@ func Open(root string, mount resctrlfs.Mount, valid func(string) bool, canon fun
 	if err != nil {
 		return nil, fmt.Errorf("resctrl: %w", err)
 	}
-	return &Groups{root: root, canon: canon, mon: mon, tasks: resctrlfs.NewTaskWriter(root)}, nil
+	return &Groups{root: root, view: view, canon: canon, mon: mon, tasks: resctrlfs.NewTaskWriter(root)}, nil
 }
 
 func (k *Groups) Counters(g resctrlfs.Addr) ([]resctrlfs.Reading, []resctrlfs.Missing, error) {
-	return k.counters.Read(filepath.Join(k.root, g.Path()))
+	return k.view.Counters(g, false)
 }
 
-func (k *Groups) Assignment() (resctrlfs.Assignment, error) { return resctrlfs.ReadAssignment(k.root) }
+func (k *Groups) Assignment() (resctrlfs.Assignment, error) { return k.view.Assignment() }
 
 func (k *Groups) GroupAssignment(g resctrlfs.Addr) (resctrlfs.GroupAssignment, error) {
-	return resctrlfs.ReadGroupAssignment(k.root, g.Path())
+	return k.view.GroupAssignment(g)
 }
 
 func (k *Groups) WriteAssignment(g resctrlfs.Addr, line string) error {
@@ -105,19 +102,16 @@ func (k *Groups) Remove(g resctrlfs.Addr) error {
 	return nil
 }
 
-func (k *Groups) LastCmdStatus() string { return resctrlfs.LastCmdStatus(k.root) }
+func (k *Groups) LastCmdStatus() string { return k.view.LastCmdStatus() }
 
-func (k *Groups) Exists(g resctrlfs.Addr) bool {
-	_, err := os.Stat(filepath.Join(k.root, g.Path()))
-	return err == nil
-}
+func (k *Groups) Exists(g resctrlfs.Addr) bool { return k.view.Exists(g) }
 
 func (k *Groups) Tasks(g resctrlfs.Addr) (map[int]bool, bool) {
-	b, err := os.ReadFile(filepath.Join(k.root, g.Path(), "tasks"))
+	tids, err := k.view.Tasks(g)
 	if err != nil {
 		return map[int]bool{}, false
 	}
-	return resctrlfs.ParseTasks(b), true
+	return tids, true
 }
 
 func (k *Groups) WriteTasks(g resctrlfs.Addr, ids []int, result func(id int, err error) error) error {
